@@ -1,0 +1,55 @@
+// The layer rules of docs/architecture.md, enforced: each layer may import only the layers
+// listed for it (and itself); no import cycles anywhere.
+const allowed = {
+  core: [],
+  history: ["core"],
+  format: ["core", "history"],
+  archive: ["core", "history", "format"],
+  pricing: ["core"],
+  providers: ["core", "history", "pricing"],
+  conversation: ["core", "history", "format", "archive", "pricing", "providers"],
+  "cli-agents": ["core", "history", "format", "archive", "pricing", "providers", "conversation"],
+  trajectory: ["core", "history"],
+  store: ["core", "history", "trajectory"],
+  gateway: ["core", "history", "trajectory", "store", "providers", "pricing"],
+  server: ["core", "history", "trajectory", "store", "gateway", "providers", "pricing"],
+  interop: ["core", "history", "format", "trajectory"],
+};
+const layers = [...Object.keys(allowed), "cli"];
+
+const forbidden = [
+  {
+    name: "no-circular",
+    severity: "error",
+    comment: "Import cycles make layers impossible to reason about.",
+    from: {},
+    to: { circular: true },
+  },
+  ...Object.entries(allowed).map(([layer, may]) => ({
+    name: `layer-${layer}`,
+    severity: "error",
+    comment: `src/${layer} may import only: ${may.join(", ") || "nothing outside itself"}`,
+    from: { path: `^src/${layer}/` },
+    to: {
+      path: `^src/(${layers.filter((l) => l !== layer && !may.includes(l)).join("|")})/`,
+    },
+  })),
+  {
+    name: "web-no-server-code",
+    severity: "error",
+    comment: "The console page talks HTTP only; it may import types, never server code.",
+    from: { path: "^web/" },
+    to: { path: "^src/(store|gateway|server|cli)/", dependencyTypesNot: ["type-only"] },
+  },
+];
+
+module.exports = {
+  forbidden,
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "node_modules|dist" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".json"] },
+  },
+};

@@ -1,0 +1,44 @@
+import { errorCodeGroups } from "../src/core/error-codes.js";
+import type { ErrorCodeDefinition } from "../src/core/codes/define.js";
+
+/** A checked-in file generated from code, with a drift test (test/generated-documents.test.ts). */
+export interface GeneratedDocument {
+  readonly path: string;
+  content(): string;
+}
+
+function errorsMarkdown(): string {
+  const lines = [
+    "# Errors",
+    "",
+    "<!-- Generated from src/core/codes/*.ts by `npm run docs:generate`; do not edit by hand. -->",
+    "",
+    "Every error verbatim raises is a `VerbatimError` with a stable `code`. Its message says what",
+    "went wrong, `where` says where (a path, a JSON path, a field) and `hint` says what to do. The",
+    'HTTP server answers every error in one shape, `{"error": {"code", "message", "where", "hint"}}`,',
+    "with the status below. The CLI prints `verbatim <command>: <message> (at <where>). <hint>` on",
+    "stderr and exits 2 for `usage_error` and `path_not_found`, 1 for every other code.",
+    "",
+  ];
+  for (const [group, codes] of Object.entries(errorCodeGroups)) {
+    const definitions = codes as readonly ErrorCodeDefinition[];
+    if (definitions.length === 0) continue;
+    lines.push(
+      `## ${group}`,
+      "",
+      "| code | HTTP | meaning | what to do |",
+      "| --- | --- | --- | --- |",
+    );
+    for (const definition of definitions) {
+      lines.push(
+        `| \`${definition.code}\` | ${definition.httpStatus} | ${definition.meaning} | ${definition.remedy} |`,
+      );
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+export function generatedDocuments(): GeneratedDocument[] {
+  return [{ path: "docs/errors.md", content: errorsMarkdown }];
+}

@@ -1,0 +1,5 @@
+import type { Command } from "../command.js";
+import { formatCanonicalize } from "./format-canonicalize.js";
+
+/** Every `verbatim` command (docs/cli.md lists them). Add new commands here. */
+export const commands: readonly Command[] = [formatCanonicalize];

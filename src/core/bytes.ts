@@ -1,0 +1,53 @@
+const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenientDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const encoder = new TextEncoder();
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function utf8Encode(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** The text of bytes that are valid UTF-8, or undefined when they are not. */
+export function utf8DecodeStrict(bytes: Uint8Array): string | undefined {
+  try {
+    return strictDecoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** UTF-8 decoding with U+FFFD for every invalid sequence (the WHATWG rule). */
+export function utf8DecodeLenient(bytes: Uint8Array): string {
+  return lenientDecoder.decode(bytes);
+}
+
+/** True when a JS string has no lone surrogate, so UTF-8 can hold it exactly. */
+export function isWellFormedText(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        index++;
+        continue;
+      }
+      return false;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return false;
+  }
+  return true;
+}
+
+export function isBase64(text: string): boolean {
+  return BASE64.test(text);
+}
+
+export function base64Encode(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** Strict base64 decoding (standard alphabet, padded); undefined when the text is not base64. */
+export function base64Decode(text: string): Uint8Array | undefined {
+  if (!isBase64(text)) return undefined;
+  return new Uint8Array(Buffer.from(text, "base64"));
+}

@@ -1,0 +1,43 @@
+import { defineCodes } from "./define.js";
+
+export const generalCodes = defineCodes([
+  {
+    code: "invalid_argument",
+    httpStatus: 400,
+    meaning: "A value passed to a function or command is not of the expected shape.",
+    remedy: "Read the message for the field and the expected shape, and pass a valid value.",
+  },
+  {
+    code: "invalid_json",
+    httpStatus: 400,
+    meaning: "Text that must be JSON is not valid JSON, or repeats a key inside one object.",
+    remedy: "Fix the JSON at the reported position (line, column and JSON path are given).",
+  },
+  {
+    code: "non_canonical_value",
+    httpStatus: 500,
+    meaning:
+      "A value cannot be written as canonical JSON (NaN, Infinity, undefined in an array, a function, a cycle).",
+    remedy:
+      "Pass only JSON values: finite numbers, strings, booleans, null, arrays, plain objects and Maps.",
+  },
+  {
+    code: "internal_error",
+    httpStatus: 500,
+    meaning: "An unexpected failure inside verbatim.",
+    remedy: "Report it with the message and the steps that led to it.",
+  },
+  {
+    code: "usage_error",
+    httpStatus: 400,
+    meaning: "A command was called with missing or unknown arguments.",
+    remedy: "Run the command with --help and call it as documented in docs/cli.md.",
+  },
+  {
+    code: "path_not_found",
+    httpStatus: 404,
+    meaning:
+      "A file or folder named on the command line or in a call does not exist or cannot be read.",
+    remedy: "Check the path and its permissions.",
+  },
+]);

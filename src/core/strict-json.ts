@@ -1,0 +1,280 @@
+import { VerbatimError } from "./errors.js";
+
+/**
+ * A strict, prototype-safe JSON parser for untrusted input (RFC 8259):
+ * - objects come back with a null prototype, so `__proto__` and `constructor` are plain keys;
+ * - a key repeated inside one object is an error (JSON.parse silently keeps the last);
+ * - errors name the line, the column and the JSON path of the problem;
+ * - a byte order mark, comments, trailing commas and NaN are errors.
+ */
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export interface JsonSyntaxProblem {
+  readonly message: string;
+  readonly line: number;
+  readonly column: number;
+  /** JSON path of the value being read when the problem was found, e.g. `$.history[2]`. */
+  readonly path: string;
+}
+
+export type StrictParseResult =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly problem: JsonSyntaxProblem };
+
+const STRING =
+  /"([^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\u0000-\u001f]*)*)"/y;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const MAX_DEPTH = 1000;
+
+class Problem {
+  constructor(
+    readonly message: string,
+    readonly offset: number,
+  ) {}
+}
+
+class Parser {
+  index = 0;
+  readonly path: (string | number)[] = [];
+
+  constructor(readonly text: string) {}
+
+  fail(message: string, offset = this.index): never {
+    throw new Problem(message, offset);
+  }
+
+  skipWhitespace(): void {
+    const text = this.text;
+    let index = this.index;
+    for (;;) {
+      const code = text.charCodeAt(index);
+      if (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) index++;
+      else break;
+    }
+    this.index = index;
+  }
+
+  describeHere(): string {
+    if (this.index >= this.text.length) return "the end of the input";
+    return JSON.stringify(this.text.slice(this.index, this.index + 12));
+  }
+
+  parseString(): string {
+    STRING.lastIndex = this.index;
+    const match = STRING.exec(this.text);
+    if (match === null) this.fail(this.explainBadString());
+    const raw = match[1] ?? "";
+    this.index = STRING.lastIndex;
+    return raw.indexOf("\\") === -1 ? raw : (JSON.parse(match[0]) as string);
+  }
+
+  explainBadString(): string {
+    const text = this.text;
+    for (let index = this.index + 1; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      if (code === 0x22) break;
+      if (code < 0x20) {
+        return `a control character U+${code.toString(16).padStart(4, "0")} must be escaped inside a string`;
+      }
+      if (code === 0x5c) {
+        const next = text[index + 1] ?? "";
+        if (next === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(index + 2, index + 6))) {
+            return "a \\u escape needs four hex digits";
+          }
+          index += 5;
+        } else if ('"\\/bfnrt'.includes(next) && next !== "") {
+          index++;
+        } else {
+          return `\\${next} is not a JSON escape`;
+        }
+      }
+    }
+    return "a string is not closed";
+  }
+
+  parseValue(depth: number): JsonValue {
+    this.skipWhitespace();
+    const code = this.text.charCodeAt(this.index);
+    switch (code) {
+      case 0x22:
+        return this.parseString();
+      case 0x7b:
+        return this.parseObject(depth);
+      case 0x5b:
+        return this.parseArray(depth);
+      case 0x74:
+        return this.parseLiteral("true", true);
+      case 0x66:
+        return this.parseLiteral("false", false);
+      case 0x6e:
+        return this.parseLiteral("null", null);
+      default: {
+        NUMBER.lastIndex = this.index;
+        const match = NUMBER.exec(this.text);
+        if (match === null) this.fail(`expected a JSON value, found ${this.describeHere()}`);
+        this.index = NUMBER.lastIndex;
+        return Number(match[0]);
+      }
+    }
+  }
+
+  parseLiteral<T>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.index)) {
+      this.fail(`expected a JSON value, found ${this.describeHere()}`);
+    }
+    this.index += word.length;
+    return value;
+  }
+
+  parseArray(depth: number): JsonValue[] {
+    if (depth >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
+    this.index++;
+    const result: JsonValue[] = [];
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.index) === 0x5d) {
+      this.index++;
+      return result;
+    }
+    for (;;) {
+      this.path.push(result.length);
+      result.push(this.parseValue(depth + 1));
+      this.path.pop();
+      this.skipWhitespace();
+      const code = this.text.charCodeAt(this.index);
+      this.index++;
+      if (code === 0x2c) continue;
+      if (code === 0x5d) return result;
+      this.fail(
+        `expected "," or "]" after an array element, found ${this.describeBefore()}`,
+        this.index - 1,
+      );
+    }
+  }
+
+  describeBefore(): string {
+    this.index--;
+    const description = this.describeHere();
+    this.index++;
+    return description;
+  }
+
+  parseObject(depth: number): JsonObject {
+    if (depth >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
+    this.index++;
+    const result = Object.create(null) as JsonObject;
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.index) === 0x7d) {
+      this.index++;
+      return result;
+    }
+    for (;;) {
+      this.skipWhitespace();
+      if (this.text.charCodeAt(this.index) !== 0x22) {
+        this.fail(`expected a quoted key, found ${this.describeHere()}`);
+      }
+      const keyOffset = this.index;
+      const key = this.parseString();
+      if (Object.hasOwn(result, key)) {
+        this.fail(`the key ${JSON.stringify(key)} appears twice in one object`, keyOffset);
+      }
+      this.skipWhitespace();
+      if (this.text.charCodeAt(this.index) !== 0x3a) {
+        this.fail(
+          `expected ":" after the key ${JSON.stringify(key)}, found ${this.describeHere()}`,
+        );
+      }
+      this.index++;
+      this.path.push(key);
+      result[key] = this.parseValue(depth + 1);
+      this.path.pop();
+      this.skipWhitespace();
+      const code = this.text.charCodeAt(this.index);
+      this.index++;
+      if (code === 0x2c) continue;
+      if (code === 0x7d) return result;
+      this.fail(
+        `expected "," or "}" after an object member, found ${this.describeBefore()}`,
+        this.index - 1,
+      );
+    }
+  }
+}
+
+export function formatJsonPath(path: readonly (string | number)[]): string {
+  let out = "$";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) out += `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (
+    let index = text.indexOf("\n");
+    index !== -1 && index < offset;
+    index = text.indexOf("\n", index + 1)
+  ) {
+    line++;
+    lineStart = index + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** Parses JSON text strictly; never throws for bad input. */
+export function safeParseStrictJson(text: string): StrictParseResult {
+  const parser = new Parser(text);
+  try {
+    const value = parser.parseValue(0);
+    parser.skipWhitespace();
+    if (parser.index < text.length) {
+      parser.fail(`unexpected ${parser.describeHere()} after the JSON value`);
+    }
+    return { ok: true, value };
+  } catch (error) {
+    if (!(error instanceof Problem)) throw error;
+    const position = lineAndColumn(text, error.offset);
+    return {
+      ok: false,
+      problem: { message: error.message, ...position, path: formatJsonPath(parser.path) },
+    };
+  }
+}
+
+/** Parses JSON text strictly; throws `invalid_json` with line, column and path. */
+export function parseStrictJson(text: string, source = "input"): JsonValue {
+  const result = safeParseStrictJson(text);
+  if (result.ok) return result.value;
+  const { problem } = result;
+  throw new VerbatimError("invalid_json", `${source} is not valid JSON: ${problem.message}`, {
+    where: `line ${problem.line}, column ${problem.column}, ${problem.path}`,
+    hint: "Fix the JSON at that position",
+  });
+}
+
+/** Bytes → text for JSON: strict UTF-8, no byte order mark. */
+export function decodeJsonBytes(
+  bytes: Uint8Array,
+): { ok: true; text: string } | { ok: false; message: string } {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return {
+      ok: false,
+      message: "the file starts with a byte order mark, which JSON does not allow",
+    };
+  }
+  try {
+    return {
+      ok: true,
+      text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes),
+    };
+  } catch {
+    return { ok: false, message: "the file is not valid UTF-8" };
+  }
+}

@@ -1,0 +1,50 @@
+import {
+  CanonicalFragment,
+  canonicalJsonFragment,
+  canonicalJsonBytes,
+} from "../core/canonical-json.js";
+import type { Message } from "../history/message.js";
+import type { SavedConversation } from "./conversation-schema.js";
+
+/**
+ * A cache of the canonical text of history messages. Messages never change once written, so a
+ * saver that keeps one cache encodes only what is new at each save (docs/format-1.md).
+ * Messages are keyed by identity: treat them as immutable.
+ */
+export type HistoryEncodingCache = WeakMap<Message, CanonicalFragment>;
+
+/** History messages sit at depth 2 of the document: `{ "history" : [ {…} ] }`. */
+const HISTORY_MESSAGE_DEPTH = 2;
+
+export function createHistoryEncodingCache(): HistoryEncodingCache {
+  return new WeakMap();
+}
+
+function historyFragments(
+  history: readonly Message[],
+  cache: HistoryEncodingCache,
+): CanonicalFragment[] {
+  return history.map((message) => {
+    let fragment = cache.get(message);
+    if (fragment === undefined) {
+      fragment = new CanonicalFragment(
+        canonicalJsonFragment(message, HISTORY_MESSAGE_DEPTH),
+        HISTORY_MESSAGE_DEPTH,
+      );
+      cache.set(message, fragment);
+    }
+    return fragment;
+  });
+}
+
+/** The canonical bytes of a conversation (A2): the same value always gives the same bytes. */
+export function encodeConversation(
+  conversation: SavedConversation,
+  cache?: HistoryEncodingCache,
+): Buffer {
+  if (cache === undefined) return canonicalJsonBytes(conversation);
+  return canonicalJsonBytes({
+    ...conversation,
+    history: historyFragments(conversation.history, cache),
+  });
+}

@@ -1,0 +1,31 @@
+export { decodeConversation } from "./decode.js";
+export type { DecodeResult, UnreadableReason } from "./decode.js";
+export { createHistoryEncodingCache, encodeConversation } from "./encode.js";
+export type { HistoryEncodingCache } from "./encode.js";
+export {
+  FORMAT_CHANGELOG,
+  FORMAT_VERSION,
+  approvalCardSchema,
+  conversationSchema,
+  costSchema,
+  feedbackSchema,
+  lintRuleCardSchema,
+  pendingMessageSchema,
+  sentFactSchema,
+  skillCardSchema,
+  usageSchema,
+} from "./conversation-schema.js";
+export type {
+  ApprovalCard,
+  Cost,
+  Feedback,
+  LintRuleCard,
+  PendingMessage,
+  SavedConversation,
+  SentFact,
+  SkillCard,
+  Usage,
+} from "./conversation-schema.js";
+export { ITEM_TYPES, itemSchema } from "./items.js";
+export type { Citation, Item, ItemOfType, ItemType } from "./items.js";
+export { emptyConversation, isEmptyConversation } from "./empty.js";

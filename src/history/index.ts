@@ -1,0 +1,40 @@
+export { BLOCK_TYPES, IMAGE_OMITTED_TEXT, ROLES } from "./message.js";
+export type {
+  Block,
+  BlockType,
+  ImageBlock,
+  ImageBytesLookup,
+  ImageOmittedBlock,
+  Message,
+  Role,
+  TextBlock,
+  ToolCallBlock,
+  ToolResultBlock,
+} from "./message.js";
+export {
+  toolCallArgumentBytes,
+  toolCallArgumentText,
+  toolCallFromBytes,
+  toolResultBytes,
+  toolResultFromBytes,
+  toolResultText,
+} from "./blocks.js";
+export {
+  blockSchema,
+  imageBlockSchema,
+  imageOmittedBlockSchema,
+  messageIsWellFormed,
+  messageSchema,
+  roleSchema,
+  textBlockSchema,
+  toolCallBlockSchema,
+  toolResultBlockSchema,
+} from "./schema.js";
+export type {
+  ChatMLContentPart,
+  ChatMLImagePart,
+  ChatMLMessage,
+  ChatMLMetadata,
+  ChatMLTextPart,
+  ChatMLToolCall,
+} from "./chatml.js";

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { isBase64, isWellFormedText } from "../core/bytes.js";
+import type { Message, ToolCallBlock, ToolResultBlock } from "./message.js";
+
+/**
+ * zod schemas of the message model, strict: an unknown key, an unknown block type or a value
+ * of the wrong type is refused. Used wherever messages come in (archive files, HTTP bodies,
+ * database rows).
+ */
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)");
+const mimeType = z
+  .string()
+  .regex(/^[a-z]+\/[a-z0-9.+-]+$/, "expected a MIME type such as image/png");
+const base64 = z.string().refine(isBase64, "expected standard base64 with padding");
+
+export const textBlockSchema = z.strictObject({ type: z.literal("text"), text: z.string() });
+export const imageBlockSchema = z.strictObject({
+  type: z.literal("image"),
+  sha256: sha256Hex,
+  mimeType,
+});
+export const imageOmittedBlockSchema = z.strictObject({
+  type: z.literal("imageOmitted"),
+  mimeType,
+});
+/** Exactly one of `text` and `bytes` keys is present (A11: text, or base64 for non-UTF-8). */
+function exactlyOne(textKey: string, bytesKey: string) {
+  return (value: object, context: z.RefinementCtx): void => {
+    const count = Number(textKey in value) + Number(bytesKey in value);
+    if (count !== 1) {
+      context.addIssue({
+        code: "custom",
+        message: `expected exactly one of "${textKey}" and "${bytesKey}", found ${count}`,
+      });
+    }
+  };
+}
+
+export const toolCallBlockSchema = z
+  .strictObject({
+    type: z.literal("toolCall"),
+    id: z.string(),
+    name: z.string(),
+    arguments: z.string().optional(),
+    argumentsBase64: base64.optional(),
+  })
+  .superRefine(exactlyOne("arguments", "argumentsBase64"))
+  .transform((value) => value as ToolCallBlock);
+
+export const toolResultBlockSchema = z
+  .strictObject({
+    type: z.literal("toolResult"),
+    callID: z.string(),
+    toolName: z.string(),
+    isError: z.boolean(),
+    content: z.string().optional(),
+    contentBase64: base64.optional(),
+  })
+  .superRefine(exactlyOne("content", "contentBase64"))
+  .transform((value) => value as ToolResultBlock);
+
+export const blockSchema = z.discriminatedUnion("type", [
+  textBlockSchema,
+  imageBlockSchema,
+  imageOmittedBlockSchema,
+  toolCallBlockSchema,
+  toolResultBlockSchema,
+]);
+
+export const roleSchema = z.enum(["user", "assistant", "tool"]);
+
+export const messageSchema = z.strictObject({
+  role: roleSchema,
+  content: z.array(blockSchema),
+});
+
+/** Compile-time check: what the schema accepts is a Message. */
+export type MessageFromSchema = z.output<typeof messageSchema>;
+const schemaOutputIsMessage: (value: MessageFromSchema) => Message = (value) => value;
+void schemaOutputIsMessage;
+
+/** True when every string in a message can be written as UTF-8 exactly (no lone surrogate). */
+export function messageIsWellFormed(message: Message): boolean {
+  for (const block of message.content) {
+    for (const value of Object.values(block)) {
+      if (typeof value === "string" && !isWellFormedText(value)) return false;
+    }
+  }
+  return true;
+}
