@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Message } from "../history/message.js";
 import { messageSchema } from "../history/schema.js";
 import { idMap } from "./id-map.js";
 import { itemSchema } from "./items.js";
@@ -99,7 +100,8 @@ export const conversationSchema = z.strictObject({
   sentFacts: z.array(sentFactSchema),
 });
 
-export type SavedConversation = z.output<typeof conversationSchema>;
+/** A decoded conversation. `history` holds immutable messages (the encoder caches them by identity). */
+export type SavedConversation = Omit<z.output<typeof conversationSchema>, "history"> & { history: Message[] };
 export type Usage = z.output<typeof usageSchema>;
 export type Cost = z.output<typeof costSchema>;
 export type Feedback = z.output<typeof feedbackSchema>;
