@@ -1,0 +1,3 @@
+/** verbatim/pricing: usage and cost types, the price table and the context-window table. */
+export { ZERO_USAGE } from "./types.js";
+export type { Cost, Usage } from "./types.js";
