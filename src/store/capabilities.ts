@@ -1,0 +1,22 @@
+/**
+ * The real differences between the two dialects, as flags: queries are written once, and only
+ * the places that read a flag differ.
+ */
+export interface DialectCapabilities {
+  readonly dialect: "sqlite" | "postgres";
+  /** Column type for JSON values: SQLite `text`, PostgreSQL `json` (kept as written, unlike jsonb). */
+  readonly jsonColumnType: "text" | "json";
+  /** PostgreSQL: migrations run under a session advisory lock so several servers can start at once. */
+  readonly advisoryLocks: boolean;
+  /**
+   * SQLite: write transactions start with `BEGIN IMMEDIATE`, taking the write lock up front so
+   * two processes never deadlock upgrading a read lock. PostgreSQL: a plain `BEGIN` (row locks).
+   */
+  readonly beginStatement: "begin immediate" | "begin";
+}
+
+export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilities {
+  return dialect === "sqlite"
+    ? { dialect, jsonColumnType: "text", advisoryLocks: false, beginStatement: "begin immediate" }
+    : { dialect, jsonColumnType: "json", advisoryLocks: true, beginStatement: "begin" };
+}

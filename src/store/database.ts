@@ -1,0 +1,94 @@
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import { VerbatimError } from "../core/errors.js";
+import { capabilitiesOf, type DialectCapabilities } from "./capabilities.js";
+import { checkSchemaName, describeLocation, type DatabaseLocation } from "./location.js";
+import type { StoreSchema } from "./schema.js";
+
+/** An open store: the Kysely instance, what its dialect can do, and how to close it. */
+export interface StoreDatabase {
+  readonly db: Kysely<StoreSchema>;
+  readonly capabilities: DialectCapabilities;
+  readonly location: DatabaseLocation;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL: most connections the pool opens (default 10). */
+  readonly poolSize?: number;
+}
+
+const JSON_OID = 114;
+const JSONB_OID = 3802;
+const INT8_OID = 20;
+
+/**
+ * PostgreSQL values as the store reads them on both dialects: JSON columns as their text (the
+ * store parses and validates them), 64-bit integers as numbers (counts and depths stay far
+ * below 2^53).
+ */
+const postgresTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") => {
+    if (oid === JSON_OID || oid === JSONB_OID) return (value: string) => value;
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return format === undefined ? pg.types.getTypeParser(oid) : pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+/**
+ * Opens the store. SQLite: one connection in WAL mode with `synchronous=FULL` (every commit is
+ * fsynced: durable when the call returns), foreign keys on and a 5 s busy timeout for other
+ * processes. PostgreSQL: a pg Pool; with `schema`, every connection works in that schema.
+ * Opening does not migrate: call `migrateDatabase`.
+ */
+export async function openDatabase(
+  location: DatabaseLocation,
+  options: OpenDatabaseOptions = {},
+): Promise<StoreDatabase> {
+  const capabilities = capabilitiesOf(location.dialect);
+  if (location.dialect === "sqlite") {
+    let connection: BetterSqlite3.Database;
+    try {
+      connection = new BetterSqlite3(location.path);
+      connection.pragma("journal_mode = WAL");
+      connection.pragma("synchronous = FULL");
+      connection.pragma("foreign_keys = ON");
+      connection.pragma("busy_timeout = 5000");
+    } catch (error) {
+      throw unreachable(location, error);
+    }
+    const db = new Kysely<StoreSchema>({ dialect: new SqliteDialect({ database: connection }) });
+    return { db, capabilities, location, close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({
+    connectionString: location.url,
+    max: options.poolSize ?? 10,
+    types: postgresTypes,
+    ...(location.schema === undefined
+      ? {}
+      : { options: `-c search_path=${checkSchemaName(location.schema)}` }),
+  });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on("error", () => undefined);
+  const db = new Kysely<StoreSchema>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    await db.destroy();
+    throw unreachable(location, error);
+  }
+  return { db, capabilities, location, close: () => db.destroy() };
+}
+
+function unreachable(location: DatabaseLocation, error: unknown): VerbatimError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new VerbatimError("store_unreachable", `cannot open the database: ${reason}`, {
+    where: describeLocation(location),
+    hint:
+      location.dialect === "sqlite"
+        ? "Check that the folder exists and is writable"
+        : "Check that PostgreSQL runs, the URL (user, host, port, database) and its access rules",
+    cause: error,
+  });
+}

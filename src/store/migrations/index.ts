@@ -1,0 +1,12 @@
+import { gatewayMessagesMigration } from "./0001-gateway-messages.js";
+import { serverApiKeysMigration } from "./0002-server-api-keys.js";
+import type { Migration } from "./migration.js";
+
+/**
+ * Every migration, in the order they run. Append new ones at the end (never reorder, rename
+ * or edit an applied one): `0002-…` goes after `0001-…`.
+ */
+export const storeMigrations: readonly Migration[] = [
+  gatewayMessagesMigration,
+  serverApiKeysMigration,
+];

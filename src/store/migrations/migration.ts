@@ -1,0 +1,12 @@
+import type { Kysely } from "kysely";
+import type { DialectCapabilities } from "../capabilities.js";
+
+/**
+ * One schema change. `name` is its place in the order (`0001-…`, `0002-…`) and is recorded in
+ * `verbatim_migrations` once applied; `up` runs inside a transaction and must use only the
+ * schema builder and the capability flags, so one migration serves both dialects.
+ */
+export interface Migration {
+  readonly name: string;
+  up(db: Kysely<unknown>, capabilities: DialectCapabilities): Promise<void>;
+}

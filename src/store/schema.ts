@@ -1,0 +1,92 @@
+/**
+ * The one schema type of the store: every table, as Kysely sees it, on both dialects. JSON
+ * columns (`content`, `metadata`, `result`) travel as JSON text on both databases (SQLite TEXT,
+ * PostgreSQL `json`, read back as text by the pool's type parser); times are ISO 8601 UTC text
+ * with milliseconds (`2026-01-31T12:00:00.000Z`), which sorts like the time it names.
+ *
+ * A migration that adds tables (src/store/migrations/) adds their interfaces here and their
+ * entries to `StoreSchema`.
+ */
+
+/** The applied migrations, one row each (src/store/migrate.ts). */
+export interface MigrationTable {
+  readonly name: string;
+  readonly applied_at: string;
+}
+
+/** One stateful gateway conversation. */
+export interface GatewayConversationTable {
+  readonly id: string;
+  readonly subject_uid: string;
+  readonly created_at: string;
+  /** JSON text: the caller's bounded string pairs (docs/store.md). */
+  readonly metadata: string;
+}
+
+/**
+ * A branch: a run of messages with consecutive depths. A conversation's first chain is a root
+ * branch (`parent_branch_id` null, `fork_depth` -1); continuing an anchor that already has a
+ * continuation starts a new branch that forks off its parent after depth `fork_depth`.
+ * `tip_depth` is the depth of the branch's last message.
+ */
+export interface GatewayBranchTable {
+  readonly id: string;
+  readonly subject_uid: string;
+  readonly conversation_id: string;
+  readonly parent_branch_id: string | null;
+  readonly fork_depth: number;
+  readonly tip_depth: number;
+  readonly created_at: string;
+}
+
+/** One message of a conversation (SPEC B3), chained by `previous_message_id`. */
+export interface GatewayMessageTable {
+  readonly id: string;
+  readonly subject_uid: string;
+  readonly conversation_id: string;
+  readonly previous_message_id: string | null;
+  readonly type: string;
+  readonly role: string;
+  readonly status: string;
+  /** JSON text: the message's blocks (src/history). */
+  readonly content: string;
+  /** JSON text: `{ "caller": {…}, "gateway": {…} }` (docs/store.md). */
+  readonly metadata: string;
+  readonly branch_id: string;
+  /** Position in the chain: 0 for a chain's first message, previous depth + 1 otherwise. */
+  readonly depth: number;
+  /** Depth of the first message of this message's model-visible context (a summary or 0). */
+  readonly context_start_depth: number;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** A caller's idempotency key and what the first request with it produced. */
+export interface GatewayIdempotencyKeyTable {
+  readonly subject_uid: string;
+  readonly idempotency_key: string;
+  readonly operation: string;
+  readonly request_sha256: string;
+  /** JSON text: the ids the first request produced. */
+  readonly result: string;
+  readonly created_at: string;
+}
+
+/** A server API key (src/server): only its SHA-256 is stored; it acts for one subject. */
+export interface ApiKeyTable {
+  readonly key_sha256: string;
+  readonly subject_uid: string;
+  /** The key's first characters, to recognise it in listings. */
+  readonly key_prefix: string;
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+}
+
+export interface StoreSchema {
+  readonly verbatim_migrations: MigrationTable;
+  readonly ai_gateway_conversations: GatewayConversationTable;
+  readonly ai_gateway_branches: GatewayBranchTable;
+  readonly ai_gateway_messages: GatewayMessageTable;
+  readonly ai_gateway_idempotency_keys: GatewayIdempotencyKeyTable;
+  readonly verbatim_api_keys: ApiKeyTable;
+}
