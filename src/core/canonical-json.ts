@@ -1,4 +1,5 @@
 import { VerbatimError } from "./errors.js";
+import { formatJsonPath } from "./strict-json.js";
 
 /**
  * The canonical JSON writer (docs/format-1.md, "Byte rules"):
@@ -35,8 +36,26 @@ function indentOf(depth: number): string {
 
 /** Thrown inside the writer; containers prepend their segment on the way out. */
 class RefusedValue {
-  readonly segments: string[] = [];
+  /** Path segments and the containers holding them, innermost first. */
+  readonly segments: (string | number)[] = [];
+  readonly containers: unknown[] = [];
   constructor(readonly what: string) {}
+}
+
+/** The error's JSON path; for a cycle, the path of the first value met twice on the way down. */
+function describeRefusal(error: RefusedValue): { what: string; where: string } {
+  const segments = error.segments.slice().reverse();
+  const containers = error.containers.slice().reverse();
+  for (let later = 1; later < containers.length; later++) {
+    const earlier = containers.indexOf(containers[later]);
+    if (earlier < later) {
+      return {
+        what: `a cycle (this value is also at ${formatJsonPath(segments.slice(0, earlier))})`,
+        where: formatJsonPath(segments.slice(0, later)),
+      };
+    }
+  }
+  return { what: error.what, where: formatJsonPath(segments) };
 }
 
 function refuse(what: string): never {
@@ -60,14 +79,22 @@ function writeArray(value: readonly unknown[], depth: number): string {
       if (item === undefined) refuse("undefined");
       out += writeValue(item, depth + 1);
     } catch (error) {
-      if (error instanceof RefusedValue) error.segments.push(`[${index}]`);
+      if (error instanceof RefusedValue) {
+        error.segments.push(index);
+        error.containers.push(value);
+      }
       throw error;
     }
   }
   return out + "\n" + indentOf(depth) + "]";
 }
 
-function writeMembers(keys: string[], get: (key: string) => unknown, depth: number): string {
+function writeMembers(
+  container: object,
+  keys: string[],
+  get: (key: string) => unknown,
+  depth: number,
+): string {
   keys.sort();
   const inner = indentOf(depth + 1);
   let out = "";
@@ -82,7 +109,10 @@ function writeMembers(keys: string[], get: (key: string) => unknown, depth: numb
         " : " +
         writeValue(member, depth + 1);
     } catch (error) {
-      if (error instanceof RefusedValue) error.segments.push(`[${JSON.stringify(key)}]`);
+      if (error instanceof RefusedValue) {
+        error.segments.push(key);
+        error.containers.push(container);
+      }
       throw error;
     }
   }
@@ -109,7 +139,7 @@ function writeValue(value: unknown, depth: number): string {
           if (typeof key !== "string") refuse("a Map key that is not a string");
           keys.push(key);
         }
-        return writeMembers(keys, (key) => map.get(key), depth);
+        return writeMembers(map, keys, (key) => map.get(key), depth);
       }
       if (value instanceof CanonicalFragment) {
         if (value.depth !== depth) refuse("a fragment written at another depth");
@@ -120,7 +150,7 @@ function writeValue(value: unknown, depth: number): string {
         refuse(`an instance of ${value.constructor.name}`);
       }
       const record = value as Record<string, unknown>;
-      return writeMembers(Object.keys(record), (key) => record[key], depth);
+      return writeMembers(record, Object.keys(record), (key) => record[key], depth);
     }
     default:
       return refuse(typeof value);
@@ -132,14 +162,11 @@ function write(value: unknown, depth: number): string {
     return writeValue(value, depth);
   } catch (error) {
     if (!(error instanceof RefusedValue)) throw error;
-    throw new VerbatimError(
-      "non_canonical_value",
-      `${error.what} cannot be written as canonical JSON`,
-      {
-        where: "$" + error.segments.reverse().join(""),
-        hint: "Pass only finite numbers, strings, booleans, null, arrays, plain objects and Maps",
-      },
-    );
+    const { what, where } = describeRefusal(error);
+    throw new VerbatimError("non_canonical_value", `${what} cannot be written as canonical JSON`, {
+      where,
+      hint: "Pass only finite numbers, strings, booleans, null, arrays, plain objects and Maps",
+    });
   }
 }
 

@@ -5,7 +5,9 @@ import { VerbatimError } from "./errors.js";
  * - objects come back with a null prototype, so `__proto__` and `constructor` are plain keys;
  * - a key repeated inside one object is an error (JSON.parse silently keeps the last);
  * - errors name the line, the column and the JSON path of the problem;
- * - a byte order mark, comments, trailing commas and NaN are errors.
+ * - a byte order mark, comments, trailing commas and NaN are errors;
+ * - a number too large for a 64-bit float (e.g. `1e400`) is an error, not Infinity;
+ * - nesting deeper than 1000 arrays and objects is an error (no stack overflow).
  */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject {
@@ -116,8 +118,12 @@ class Parser {
         NUMBER.lastIndex = this.index;
         const match = NUMBER.exec(this.text);
         if (match === null) this.fail(`expected a JSON value, found ${this.describeHere()}`);
+        const number = Number(match[0]);
+        if (!Number.isFinite(number)) {
+          this.fail(`the number ${match[0]} is too large for a 64-bit floating-point number`);
+        }
         this.index = NUMBER.lastIndex;
-        return Number(match[0]);
+        return number;
       }
     }
   }

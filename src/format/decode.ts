@@ -1,5 +1,10 @@
 import type { z } from "zod";
-import { decodeJsonBytes, formatJsonPath, safeParseStrictJson } from "../core/strict-json.js";
+import {
+  decodeJsonBytes,
+  formatJsonPath,
+  safeParseStrictJson,
+  type JsonValue,
+} from "../core/strict-json.js";
 import {
   FORMAT_VERSION,
   conversationSchema,
@@ -16,6 +21,8 @@ export interface UnreadableReason {
     | "newerVersion"
     | "otherVersion"
     | "invalidField";
+  /** For `invalidField`: what is wrong with the field (docs/format-1.md, "Decoding"). */
+  readonly fieldProblem?: FieldProblem;
   /** One sentence: what is wrong and where. */
   readonly message: string;
   /** JSON path of the offending value, when there is one. */
@@ -23,6 +30,16 @@ export interface UnreadableReason {
   /** The `formatVersion` the file declares, when it declares a number. */
   readonly foundVersion?: number;
 }
+
+/**
+ * - `unknownKey`: a key format 1 does not define at a fixed-schema position;
+ * - `missingKey`: a required key is absent;
+ * - `unknownType`: an item `type`, block `type` or cost `kind` format 1 does not define;
+ * - `wrongType`: a value of the wrong JSON type;
+ * - `invalidValue`: the right JSON type with a value format 1 does not allow.
+ */
+export type FieldProblem =
+  "unknownKey" | "missingKey" | "unknownType" | "wrongType" | "invalidValue";
 
 export type DecodeResult =
   | { readonly ok: true; readonly conversation: SavedConversation }
@@ -32,11 +49,56 @@ function unreadable(reason: UnreadableReason): DecodeResult {
   return { ok: false, reason };
 }
 
-function describeIssue(issue: z.core.$ZodIssue): { path: string; message: string } {
-  const path = formatJsonPath(
-    issue.path.map((segment) => (typeof segment === "symbol" ? String(segment) : segment)),
+/** The value at a path of the parsed document, and whether its last key is present. */
+function hasPath(root: JsonValue, path: readonly PropertyKey[]): boolean {
+  let value: JsonValue | undefined = root;
+  for (const segment of path) {
+    if (typeof value !== "object" || value === null || typeof segment === "symbol") return false;
+    if (Array.isArray(value)) {
+      value = typeof segment === "number" ? value[segment] : undefined;
+    } else {
+      const key = String(segment);
+      if (!Object.hasOwn(value, key)) return false;
+      value = value[key];
+    }
+    if (value === undefined) return false;
+  }
+  return true;
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  root: JsonValue,
+): { path: string; message: string; fieldProblem: FieldProblem } {
+  const segments = issue.path.map((segment) =>
+    typeof segment === "symbol" ? String(segment) : segment,
   );
-  return { path, message: `${path}: ${issue.message}` };
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0] ?? "";
+    const path = formatJsonPath([...segments, key]);
+    return {
+      path,
+      fieldProblem: "unknownKey",
+      message: `${path}: the key ${JSON.stringify(key)} is not defined by format ${FORMAT_VERSION} at this position`,
+    };
+  }
+  const path = formatJsonPath(segments);
+  if (
+    issue.code === "invalid_union" &&
+    "note" in issue &&
+    issue.note === "No matching discriminator"
+  ) {
+    return { path, fieldProblem: "unknownType", message: `${path}: ${issue.message}` };
+  }
+  if (issue.code === "invalid_type" && !hasPath(root, issue.path)) {
+    return {
+      path,
+      fieldProblem: "missingKey",
+      message: `${path}: missing; expected ${issue.expected}`,
+    };
+  }
+  const fieldProblem = issue.code === "invalid_type" ? "wrongType" : "invalidValue";
+  return { path, fieldProblem, message: `${path}: ${issue.message}` };
 }
 
 /**
@@ -92,9 +154,11 @@ export function decodeConversation(bytes: Uint8Array): DecodeResult {
   const result = conversationSchema.safeParse(value);
   if (!result.success) {
     const first = result.error.issues[0];
-    const described =
-      first === undefined ? { path: "$", message: "$: invalid" } : describeIssue(first);
-    return unreadable({ kind: "invalidField", message: described.message, path: described.path });
+    const described: ReturnType<typeof describeIssue> =
+      first === undefined
+        ? { path: "$", message: "$: invalid", fieldProblem: "invalidValue" }
+        : describeIssue(first, value);
+    return unreadable({ kind: "invalidField", ...described });
   }
   return { ok: true, conversation: result.data };
 }

@@ -1,5 +1,5 @@
 export { decodeConversation } from "./decode.js";
-export type { DecodeResult, UnreadableReason } from "./decode.js";
+export type { DecodeResult, FieldProblem, UnreadableReason } from "./decode.js";
 export { createHistoryEncodingCache, encodeConversation } from "./encode.js";
 export type { HistoryEncodingCache } from "./encode.js";
 export {
