@@ -1,5 +1,6 @@
 import type { Command } from "../command.js";
+import { dbMigrate } from "./db-migrate.js";
 import { formatCanonicalize } from "./format-canonicalize.js";
 
 /** Every `verbatim` command (docs/cli.md lists them). Add new commands here. */
-export const commands: readonly Command[] = [formatCanonicalize];
+export const commands: readonly Command[] = [formatCanonicalize, dbMigrate];
