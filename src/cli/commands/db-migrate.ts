@@ -2,7 +2,11 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { VerbatimError } from "../../core/errors.js";
 import { openDatabase } from "../../store/database.js";
-import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
+import {
+  describeLocation,
+  parseDatabaseLocation,
+  type DatabaseLocation,
+} from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "../command.js";
 
@@ -18,7 +22,7 @@ export const dbMigrate: Command = {
       { min: 0, max: 0 },
     );
     if (values.db === undefined) throw usageError(this, "--db is required");
-    let location;
+    let location: DatabaseLocation;
     try {
       location = parseDatabaseLocation(values.db);
     } catch (error) {
