@@ -1,4 +1,8 @@
 import { VerbatimError } from "../core/errors.js";
+import { renderAnthropic } from "./anthropic/render.js";
+import { renderGemini } from "./gemini/render.js";
+import { renderChat } from "./openai-chat/render.js";
+import { renderResponses } from "./openai-responses/render.js";
 import type { ProviderId, RenderInput, RenderedRequest } from "./types.js";
 
 /**
@@ -7,6 +11,21 @@ import type { ProviderId, RenderInput, RenderedRequest } from "./types.js";
  * message); lossy mappings come back as `warnings`.
  */
 export function renderRequest(provider: ProviderId, input: RenderInput): RenderedRequest {
-  void input;
-  throw new VerbatimError("internal_error", `rendering for ${provider} is not ready yet`);
+  switch (provider) {
+    case "anthropic":
+      return renderAnthropic(input);
+    case "openai-chat":
+    case "openrouter":
+      return renderChat(provider, input);
+    case "openai-responses":
+      return renderResponses(input);
+    case "gemini":
+      return renderGemini(input);
+    default: {
+      const unknown: never = provider;
+      throw new VerbatimError("provider_unknown", `unknown provider ${JSON.stringify(unknown)}`, {
+        hint: "Use one of anthropic, openai-chat, openai-responses, gemini, openrouter",
+      });
+    }
+  }
 }

@@ -1,0 +1,193 @@
+/**
+ * OpenAI Chat Completions request body, shared with OpenRouter (docs/providers.md):
+ * `{model, messages, tools?, max_completion_tokens | max_tokens, stream, stream_options?,
+ * prompt_cache_key?, ...extras}`. The system prompt is the first message; each tool result is
+ * a `tool` message right after the assistant's calls; the rest of a user turn is one `user`
+ * message of content parts; an assistant turn is one `assistant` message whose `content` is
+ * its text (a string for one text block, parts for several, null for none) and whose
+ * `tool_calls` carry the arguments as their stored text.
+ */
+import { IMAGE_OMITTED_TEXT } from "../../history/message.js";
+import { toolCallArgumentText, toolResultText } from "../../history/blocks.js";
+import type { ProviderId, RenderInput, RenderWarning, RenderedRequest } from "../types.js";
+import { checkOptions, imageData, rawOf, signedByMessage, withExtras } from "../wire/common.js";
+import { groupTurns, whereOf, type WireTurn } from "../wire/history-turns.js";
+import { sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
+
+type WireObject = { [key: string]: WireValue | undefined };
+
+export function renderChat(
+  provider: "openai-chat" | "openrouter",
+  input: RenderInput,
+): RenderedRequest {
+  const { history, options } = input;
+  checkOptions(options);
+  const warnings: RenderWarning[] = [];
+  const signed = signedByMessage(provider, input.signed, history, warnings);
+  const messages: WireObject[] = [];
+  if (options.system !== undefined && options.system !== "") {
+    messages.push({ role: "system", content: options.system });
+  }
+  for (const turn of groupTurns(history, warnings)) {
+    if (turn.role === "assistant") messages.push(assistantMessage(turn, signed));
+    else userMessages(turn, input, messages);
+  }
+  const cache = options.cache ?? {};
+  if (provider === "openrouter") {
+    placeOpenRouterBreakpoint(messages, input);
+    if (cache.promptCacheKey !== undefined) {
+      warnings.push({
+        code: "cache_option_ignored",
+        message: "OpenRouter does not take prompt_cache_key; it was not sent",
+        where: "options.cache.promptCacheKey",
+      });
+    }
+  } else if (cache.ttl !== undefined || cache.previousMessageCount !== undefined) {
+    warnings.push({
+      code: "cache_option_ignored",
+      message: "OpenAI caches prefixes itself; cache breakpoints and TTLs are not sent",
+      where: "options.cache",
+    });
+  }
+  const stream = options.stream ?? true;
+  const body: WireObject =
+    provider === "openrouter"
+      ? {
+          model: options.model,
+          messages,
+          tools: toolsOf(input),
+          max_tokens: options.maxTokens,
+          stream,
+        }
+      : {
+          model: options.model,
+          messages,
+          tools: toolsOf(input),
+          max_completion_tokens: options.maxTokens,
+          stream,
+          stream_options: stream ? { include_usage: true } : undefined,
+          prompt_cache_key: cache.promptCacheKey,
+        };
+  return { body: writeJson(withExtras(body, options.extras)), warnings };
+}
+
+function toolsOf(input: RenderInput): WireValue | undefined {
+  const tools = input.options.tools;
+  if (tools === undefined || tools.length === 0) return undefined;
+  return tools.map((tool) => ({
+    type: "function",
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: sortedRaw(tool.inputSchema),
+    },
+  }));
+}
+
+function assistantMessage(
+  turn: WireTurn,
+  signed: Map<number, import("../types.js").SignedMaterial>,
+): WireObject {
+  const texts: string[] = [];
+  const calls: WireObject[] = [];
+  const details: WireValue[] = [];
+  let lastMessage = -1;
+  for (const placed of turn.blocks) {
+    if (placed.message !== lastMessage) {
+      lastMessage = placed.message;
+      const material = signed.get(placed.message);
+      if (material !== undefined)
+        for (const detail of material.reasoningDetails) details.push(rawOf(detail));
+    }
+    const block = placed.block;
+    switch (block.type) {
+      case "text":
+        texts.push(block.text);
+        break;
+      case "imageOmitted":
+        texts.push(IMAGE_OMITTED_TEXT);
+        break;
+      case "toolCall":
+        calls.push({
+          id: block.id,
+          type: "function",
+          function: { name: block.name, arguments: toolCallArgumentText(block) },
+        });
+        break;
+      case "image":
+      case "toolResult":
+        throw new TypeError(
+          `${block.type} in an assistant turn at ${whereOf(placed.message, placed.index)}`,
+        );
+      default: {
+        const unknown: never = block;
+        throw new TypeError(`unknown block ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  const content: WireValue =
+    texts.length === 0
+      ? null
+      : texts.length === 1
+        ? (texts[0] as string)
+        : texts.map((text) => ({ type: "text", text }));
+  return {
+    role: "assistant",
+    content,
+    tool_calls: calls.length === 0 ? undefined : calls,
+    reasoning_details: details.length === 0 ? undefined : details,
+  };
+}
+
+function userMessages(turn: WireTurn, input: RenderInput, messages: WireObject[]): void {
+  const parts: WireObject[] = [];
+  for (const placed of turn.blocks) {
+    const block = placed.block;
+    switch (block.type) {
+      case "toolResult":
+        messages.push({ role: "tool", tool_call_id: block.callID, content: toolResultText(block) });
+        break;
+      case "text":
+        parts.push({ type: "text", text: block.text });
+        break;
+      case "imageOmitted":
+        parts.push({ type: "text", text: IMAGE_OMITTED_TEXT });
+        break;
+      case "image":
+        parts.push({
+          type: "image_url",
+          image_url: { url: `data:${block.mimeType};base64,${imageData(input.images, placed)}` },
+        });
+        break;
+      case "toolCall":
+        throw new TypeError(
+          `a tool call in a user turn at ${whereOf(placed.message, placed.index)}`,
+        );
+      default: {
+        const unknown: never = block;
+        throw new TypeError(`unknown block ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  if (parts.length > 0) messages.push({ role: "user", content: parts });
+}
+
+/**
+ * OpenRouter passes `cache_control` on content parts through to Anthropic models: the
+ * breakpoint goes on the last part of the newest message when that is a user message.
+ */
+function placeOpenRouterBreakpoint(messages: WireObject[], input: RenderInput): void {
+  const cache = input.options.cache ?? {};
+  if (cache.breakpoint === false || !input.options.model.startsWith("anthropic/")) return;
+  const last = messages[messages.length - 1];
+  if (last === undefined || last["role"] !== "user" || !Array.isArray(last["content"])) return;
+  const parts = last["content"] as WireObject[];
+  const part = parts[parts.length - 1];
+  if (part === undefined) return;
+  parts[parts.length - 1] = {
+    ...part,
+    cache_control: cache.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" },
+  };
+}
+
+export type ChatProvider = Extract<ProviderId, "openai-chat" | "openrouter">;
