@@ -1,6 +1,8 @@
 import type { Command } from "../command.js";
 import { dbMigrate } from "./db-migrate.js";
 import { formatCanonicalize } from "./format-canonicalize.js";
+import { keysCreate, keysRevoke } from "./keys.js";
+import { serve } from "./serve.js";
 
 /** Every `verbatim` command (docs/cli.md lists them). Add new commands here. */
-export const commands: readonly Command[] = [formatCanonicalize, dbMigrate];
+export const commands: readonly Command[] = [formatCanonicalize, dbMigrate, serve, keysCreate, keysRevoke];

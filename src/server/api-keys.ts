@@ -1,0 +1,97 @@
+import { randomBytes } from "node:crypto";
+import { VerbatimError } from "../core/errors.js";
+import { sha256Hex } from "../core/hash.js";
+import type { StoreDatabase } from "../store/database.js";
+
+/**
+ * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its
+ * SHA-256 is stored (`verbatim_api_keys`), so a copy of the database gives no usable key. Every
+ * request looks its key up, so a key created or revoked by another process (`verbatim keys`)
+ * counts at once.
+ */
+const KEY_PREFIX = "vbk_";
+const KEY_PATTERN = /^vbk_[A-Za-z0-9_-]{43}$/;
+
+export interface CreatedApiKey {
+  /** The key itself: shown once, never stored. */
+  readonly key: string;
+  readonly subjectUid: string;
+  readonly createdAt: string;
+}
+
+const SUBJECT_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
+export function checkSubjectUid(subjectUid: string): string {
+  if (!SUBJECT_PATTERN.test(subjectUid)) {
+    throw new VerbatimError("invalid_argument", "the subject uid is not valid", {
+      where: "--subject",
+      hint: "Use 1 to 200 printable ASCII characters without spaces",
+    });
+  }
+  return subjectUid;
+}
+
+export function looksLikeApiKey(text: string): boolean {
+  return KEY_PATTERN.test(text);
+}
+
+export async function createApiKey(
+  database: StoreDatabase,
+  subjectUid: string,
+): Promise<CreatedApiKey> {
+  checkSubjectUid(subjectUid);
+  const key = KEY_PREFIX + randomBytes(32).toString("base64url");
+  const createdAt = new Date().toISOString();
+  await database.db
+    .insertInto("verbatim_api_keys")
+    .values({
+      key_sha256: sha256Hex(key),
+      subject_uid: subjectUid,
+      key_prefix: key.slice(0, 10),
+      created_at: createdAt,
+      revoked_at: null,
+    })
+    .execute();
+  return { key, subjectUid, createdAt };
+}
+
+/** Marks the key revoked (the row stays, for audit). Unknown keys are `api_key_not_found`. */
+export async function revokeApiKey(
+  database: StoreDatabase,
+  key: string,
+): Promise<{ readonly subjectUid: string; readonly revokedAt: string }> {
+  const hash = sha256Hex(key.trim());
+  const row = await database.db
+    .selectFrom("verbatim_api_keys")
+    .select(["subject_uid", "revoked_at"])
+    .where("key_sha256", "=", hash)
+    .executeTakeFirst();
+  if (row === undefined) {
+    throw new VerbatimError("api_key_not_found", "this key is not stored in the database", {
+      hint: "Check the key and the --db it was created in",
+    });
+  }
+  if (row.revoked_at !== null) return { subjectUid: row.subject_uid, revokedAt: row.revoked_at };
+  const revokedAt = new Date().toISOString();
+  await database.db
+    .updateTable("verbatim_api_keys")
+    .set({ revoked_at: revokedAt })
+    .where("key_sha256", "=", hash)
+    .execute();
+  return { subjectUid: row.subject_uid, revokedAt };
+}
+
+/** The subject a live key acts for; undefined for unknown, malformed or revoked keys. */
+export async function subjectOfApiKey(
+  database: StoreDatabase,
+  key: string,
+): Promise<string | undefined> {
+  if (!looksLikeApiKey(key)) return undefined;
+  const row = await database.db
+    .selectFrom("verbatim_api_keys")
+    .select(["subject_uid", "revoked_at"])
+    .where("key_sha256", "=", sha256Hex(key))
+    .executeTakeFirst();
+  if (row === undefined || row.revoked_at !== null) return undefined;
+  return row.subject_uid;
+}

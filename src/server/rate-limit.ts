@@ -1,0 +1,56 @@
+/**
+ * A per-key token bucket, in the memory of one server process: each key may send `perMinute`
+ * requests a minute, in bursts of up to `burst`. Several servers sharing a database each
+ * apply the limit on their own.
+ */
+export interface RateLimitOptions {
+  readonly perMinute: number;
+  readonly burst?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedMs: number;
+}
+
+export class RateLimiter {
+  readonly #ratePerMs: number;
+  readonly #burst: number;
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #now: () => number;
+
+  constructor(options: RateLimitOptions, now: () => number = () => performance.now()) {
+    this.#ratePerMs = options.perMinute / 60_000;
+    this.#burst = Math.max(1, options.burst ?? Math.ceil(options.perMinute / 6));
+    this.#now = now;
+  }
+
+  /** Takes one token; returns 0 when allowed, else the seconds until one is free. */
+  take(key: string): number {
+    const now = this.#now();
+    let bucket = this.#buckets.get(key);
+    if (bucket === undefined) {
+      bucket = { tokens: this.#burst, updatedMs: now };
+      this.#buckets.set(key, bucket);
+      if (this.#buckets.size > 100_000) this.#forgetFull(now);
+    } else {
+      bucket.tokens = Math.min(
+        this.#burst,
+        bucket.tokens + (now - bucket.updatedMs) * this.#ratePerMs,
+      );
+      bucket.updatedMs = now;
+    }
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.#ratePerMs / 1000));
+  }
+
+  #forgetFull(now: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      const tokens = bucket.tokens + (now - bucket.updatedMs) * this.#ratePerMs;
+      if (tokens >= this.#burst) this.#buckets.delete(key);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import { openDatabase, type StoreDatabase } from "../store/database.js";
+import { parseDatabaseLocation, type DatabaseLocation } from "../store/location.js";
+import { migrateDatabase } from "../store/migrate.js";
+import { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app.js";
+import type { RateLimitOptions } from "./rate-limit.js";
+import { upstreamConfigFromEnv } from "./upstream/config.js";
+
+export interface StartServerOptions {
+  /** `--db`: a SQLite path or a postgres:// URL (default ./.verbatim/verbatim.sqlite). */
+  readonly database?: string;
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly logger?: FastifyBaseLogger;
+}
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly database: StoreDatabase;
+  readonly url: string;
+  readonly operatorToken: string;
+  /** Whether the token was generated (not from VERBATIM_OPERATOR_TOKEN). */
+  readonly generatedToken: boolean;
+  /** Stops accepting, finishes in-flight requests, then closes the database. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DATABASE = "./.verbatim/verbatim.sqlite";
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_HOST = "127.0.0.1";
+
+/** The built console page, when this checkout or package has one. */
+export function defaultWebRoot(): string | false {
+  const root = fileURLToPath(new URL("../../dist/web", import.meta.url));
+  return existsSync(resolve(root, "index.html")) ? root : false;
+}
+
+function numberFromEnv(env: StartServerOptions["env"], name: string): number | undefined {
+  const text = env?.[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | false {
+  const perMinute = numberFromEnv(env, "VERBATIM_RATE_LIMIT_PER_MINUTE");
+  if (perMinute === 0) return false;
+  if (perMinute === undefined) return DEFAULT_RATE_LIMIT;
+  const burst = numberFromEnv(env, "VERBATIM_RATE_LIMIT_BURST");
+  return burst === undefined ? { perMinute } : { perMinute, burst };
+}
+
+/** Opens `--db` text, creating the SQLite folder when needed. */
+export async function openStore(text: string, cwd: string): Promise<StoreDatabase> {
+  let location: DatabaseLocation = parseDatabaseLocation(text);
+  if (location.dialect === "sqlite" && location.path !== ":memory:") {
+    location = { dialect: "sqlite", path: resolve(cwd, location.path) };
+    mkdirSync(dirname(location.path), { recursive: true });
+  }
+  return openDatabase(location);
+}
+
+/** `verbatim serve`: open and migrate the database, then listen. */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const env = options.env ?? process.env;
+  const database = await openStore(
+    options.database ?? DEFAULT_DATABASE,
+    options.cwd ?? process.cwd(),
+  );
+  let app: FastifyInstance | undefined;
+  try {
+    await migrateDatabase(database);
+    const given = env["VERBATIM_OPERATOR_TOKEN"];
+    const generatedToken = given === undefined || given === "";
+    const operatorToken = generatedToken ? `vop_${randomBytes(24).toString("base64url")}` : given;
+    app = await buildServer({
+      database,
+      operatorToken,
+      upstream: upstreamConfigFromEnv(env),
+      rateLimit: rateLimitFromEnv(env),
+      bodyLimitBytes: numberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
+      webRoot: defaultWebRoot(),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
+    const host = options.host ?? DEFAULT_HOST;
+    await app.listen({ host, port: options.port ?? DEFAULT_PORT });
+    const address = app.server.address();
+    const port = typeof address === "object" && address !== null ? address.port : options.port;
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+    const running = app;
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      database,
+      url: `http://${shownHost}:${port}`,
+      operatorToken,
+      generatedToken,
+      close: () => {
+        closing ??= (async () => {
+          await running.close();
+          await database.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,85 @@
+import type { FastifySchemaCompiler } from "fastify";
+import { z, type ZodType } from "zod";
+import { VerbatimError } from "../core/errors.js";
+
+/**
+ * Routes declare zod schemas in Fastify's `schema` option. This file makes Fastify validate
+ * with them and lets @fastify/swagger turn them into JSON Schema for docs/openapi.json, so one
+ * declaration is both the check and the documentation.
+ */
+
+/** The error a failed validation carries to the error handler. */
+export class RequestValidationError extends Error {
+  readonly verbatim: VerbatimError;
+  constructor(verbatim: VerbatimError) {
+    super(verbatim.message);
+    this.verbatim = verbatim;
+  }
+}
+
+function isZodType(value: unknown): value is ZodType {
+  return typeof value === "object" && value !== null && "safeParse" in value;
+}
+
+function describeIssuePath(part: string, path: readonly PropertyKey[]): string {
+  let where = part;
+  for (const key of path) {
+    where += typeof key === "number" ? `[${key}]` : `.${String(key)}`;
+  }
+  return where;
+}
+
+export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (!isZodType(schema)) throw new Error("route schemas must be zod schemas");
+  const part = httpPart ?? "body";
+  return (data: unknown) => {
+    const result = schema.safeParse(data);
+    if (result.success) return { value: result.data };
+    const issue = result.error.issues[0];
+    const where = describeIssuePath(part, issue?.path ?? []);
+    const more =
+      result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : "";
+    const error = new VerbatimError("invalid_request", `${issue?.message ?? "invalid"}${more}`, {
+      where,
+      hint: "Fix the request as the route's schema in docs/openapi.json describes; nothing was written",
+      details: {
+        issues: result.error.issues.slice(0, 20).map((one) => ({
+          where: describeIssuePath(part, one.path),
+          message: one.message,
+        })),
+      },
+    });
+    return { error: new RequestValidationError(error) };
+  };
+};
+
+/** JSON Schema of a zod schema, as OpenAPI 3.1 (JSON Schema 2020-12) embeds it. */
+export function jsonSchemaOf(schema: ZodType, io: "input" | "output"): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  delete json["$schema"];
+  return json;
+}
+
+/** @fastify/swagger `transform`: zod schemas in, JSON Schema out. */
+export function swaggerTransform({
+  schema,
+  url,
+}: {
+  schema: Record<string, unknown> | undefined;
+  url: string;
+}): { schema: Record<string, unknown>; url: string } {
+  if (schema === undefined) return { schema: {}, url };
+  const transformed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "response" && typeof value === "object" && value !== null) {
+      const responses: Record<string, unknown> = {};
+      for (const [status, reply] of Object.entries(value)) {
+        responses[status] = isZodType(reply) ? jsonSchemaOf(reply, "output") : reply;
+      }
+      transformed[key] = responses;
+    } else {
+      transformed[key] = isZodType(value) ? jsonSchemaOf(value, "input") : value;
+    }
+  }
+  return { schema: transformed, url };
+}
