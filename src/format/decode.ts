@@ -109,7 +109,10 @@ function describeIssue(
  */
 export function decodeConversation(bytes: Uint8Array): DecodeResult {
   const text = decodeJsonBytes(bytes);
-  if (!text.ok) return unreadable({ kind: "notUtf8", message: text.message });
+  if (!text.ok) {
+    const byteOrderMark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+    return unreadable({ kind: byteOrderMark ? "invalidJson" : "notUtf8", message: text.message });
+  }
   const parsed = safeParseStrictJson(text.text);
   if (!parsed.ok) {
     const { problem } = parsed;
