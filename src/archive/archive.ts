@@ -1,0 +1,416 @@
+import { stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { VerbatimError, isVerbatimError } from "../core/errors.js";
+import { sha256Hex } from "../core/hash.js";
+import type { SavedConversation } from "../format/conversation-schema.js";
+import { emptyConversation, isEmptyConversation } from "../format/empty.js";
+import { applyImageBudget, type BudgetResult } from "./budget.js";
+import { entryAt, listOwnedFiles, readRegularFile, sameFingerprint } from "./disk.js";
+import { ConversationEncoder, piecesEqualBytes, samePieces } from "./encoder.js";
+import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
+import {
+  CONVERSATION_FILE,
+  IMAGE_BUDGET_BYTES,
+  packagePaths,
+  type PackagePaths,
+} from "./layout.js";
+import { serialised } from "./lock.js";
+import { emptyDisk, readAgentFolder, type DiskState } from "./read.js";
+import { removeAgentFolder } from "./remove.js";
+
+export type PackageKind = "document" | "template" | "designSystem";
+
+/** The keep-conversation setting (A17), on by default. */
+export interface ArchiveSettings {
+  readonly keepConversation: boolean;
+}
+
+export interface OpenArchiveOptions {
+  /** Default "document". Templates and design systems never get `agent/` (A4). */
+  kind?: PackageKind;
+  /** Read at open and at every save (A17). Default: keep the conversation. */
+  settings?: () => ArchiveSettings;
+  /** The no-undo change hook (A5), fired by `changedWithoutUndo`; never fired by open. */
+  onChangedWithoutUndo?: () => void;
+}
+
+/** What the panel shows after opening: one notice for an unreadable saved conversation (A14). */
+export interface ArchiveNotice {
+  kind: "unreadableConversation";
+  /** For people: what happened and what happens next. */
+  text: string;
+  /** Why the file could not be read (path and what was expected). */
+  reason: string;
+}
+
+export type SaveOutcome = "unchanged" | "rewritten" | "removed" | "kept" | "skipped";
+
+export interface SaveResult {
+  outcome: SaveOutcome;
+  bytesWritten: number;
+}
+
+export interface ConversationArchive {
+  /** Saves the conversation and the bytes of its images (by SHA-256) into the package. */
+  save(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+  ): Promise<SaveResult>;
+  /** A turn starts: an unreadable `agent/` kept so far is replaced at the next save (A14). */
+  turnStarted(): void;
+  /** A new conversation is confirmed: an unreadable `agent/` is deleted at the next save (A14). */
+  newConversationConfirmed(): void;
+  /** The conversation changed: fires the change hook unless the setting is off (A5, A17). */
+  changedWithoutUndo(): void;
+  /** True while an unreadable `agent/` is kept byte for byte (A14). */
+  readonly preservingUnreadable: boolean;
+}
+
+export interface OpenedArchive {
+  archive: ConversationArchive;
+  /** Empty when there is nothing, it is unreadable, or the setting is off. */
+  conversation: SavedConversation;
+  /** Verified image bytes by SHA-256 (hex). */
+  images: Map<string, Uint8Array>;
+  notices: ArchiveNotice[];
+}
+
+/** Options for tests and benchmarks: the file writer (crash test) and the budget. */
+export interface ArchiveInternals {
+  readonly writer?: PackageFileWriter;
+  readonly budgetBytes?: number;
+}
+
+const DEFAULT_SETTINGS: ArchiveSettings = { keepConversation: true };
+
+export const UNREADABLE_NOTICE_TEXT =
+  "The saved agent conversation could not be read, so the panel starts empty. The agent/ folder is kept unchanged until a turn runs (it is then replaced) or a new conversation is started (it is then deleted).";
+
+/**
+ * Opens the archive of a package folder (A13–A15, A17). Never throws for anything inside
+ * `agent/`; throws `archive_package_unreadable` only when the package folder itself cannot be
+ * read.
+ */
+export async function openArchive(
+  packageDir: string,
+  options: OpenArchiveOptions = {},
+): Promise<OpenedArchive> {
+  return openArchiveWith(packageDir, options, {});
+}
+
+export async function openArchiveWith(
+  packageDir: string,
+  options: OpenArchiveOptions,
+  internals: ArchiveInternals,
+): Promise<OpenedArchive> {
+  const paths = packagePaths(resolve(packageDir));
+  await requirePackageFolder(paths.packageDir);
+  const kind = options.kind ?? "document";
+  const settings = options.settings ?? (() => DEFAULT_SETTINGS);
+  const archive = new PackageArchive(
+    paths,
+    kind,
+    settings,
+    options.onChangedWithoutUndo,
+    internals,
+  );
+  if (kind !== "document" || !settings().keepConversation) {
+    return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
+  }
+  const read = await readAgentFolder(paths);
+  archive.restore(read.disk, read.images, read.state === "unreadable");
+  const notices: ArchiveNotice[] =
+    read.unreadable === undefined
+      ? []
+      : [
+          {
+            kind: "unreadableConversation",
+            text: UNREADABLE_NOTICE_TEXT,
+            reason: read.unreadable.message,
+          },
+        ];
+  return { archive, conversation: read.conversation, images: read.images, notices };
+}
+
+export async function requirePackageFolder(packageDir: string): Promise<void> {
+  let problem: string;
+  try {
+    const info = await stat(packageDir);
+    if (info.isDirectory()) return;
+    problem = "is not a folder";
+  } catch (error) {
+    problem = `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+  }
+  throw new VerbatimError("archive_package_unreadable", `the package folder ${problem}`, {
+    where: packageDir,
+    hint: "Pass the path of an existing package folder that this process can read",
+  });
+}
+
+class PackageArchive implements ConversationArchive {
+  private preserving = false;
+  private disk: DiskState = emptyDisk();
+  private previousPieces: Buffer[] | undefined;
+  private readonly encoder = new ConversationEncoder();
+  private readonly copies = new WeakMap<object, { key: string; copy: object }>();
+  /** Image bytes already hashed, by identity: each image is hashed once. */
+  private readonly hashed = new WeakMap<Uint8Array, string>();
+  private readonly writer: PackageFileWriter;
+  private readonly budgetBytes: number;
+
+  constructor(
+    private readonly paths: PackagePaths,
+    private readonly kind: PackageKind,
+    private readonly settings: () => ArchiveSettings,
+    private readonly hook: (() => void) | undefined,
+    internals: ArchiveInternals,
+  ) {
+    this.writer = internals.writer ?? atomicFileWriter();
+    this.budgetBytes = internals.budgetBytes ?? IMAGE_BUDGET_BYTES;
+  }
+
+  get preservingUnreadable(): boolean {
+    return this.preserving;
+  }
+
+  restore(disk: DiskState, images: ReadonlyMap<string, Uint8Array>, unreadable: boolean): void {
+    this.disk = disk;
+    this.preserving = unreadable;
+    for (const [sha256, bytes] of images) this.hashed.set(bytes, sha256);
+  }
+
+  turnStarted(): void {
+    this.preserving = false;
+  }
+
+  newConversationConfirmed(): void {
+    this.preserving = false;
+  }
+
+  changedWithoutUndo(): void {
+    if (this.kind !== "document" || !this.settings().keepConversation) return;
+    this.hook?.();
+  }
+
+  save(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+  ): Promise<SaveResult> {
+    return serialised(this.paths.packageDir, async () => {
+      try {
+        return await this.saveNow(conversation, images);
+      } catch (error) {
+        throw asSaveError(error);
+      }
+    });
+  }
+
+  private async saveNow(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+  ): Promise<SaveResult> {
+    if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
+    if (!this.settings().keepConversation) {
+      this.preserving = false;
+      return { outcome: (await this.remove()) ? "removed" : "skipped", bytesWritten: 0 };
+    }
+    if (this.preserving) return { outcome: "kept", bytesWritten: 0 };
+    if (isEmptyConversation(conversation)) {
+      return { outcome: (await this.remove()) ? "removed" : "unchanged", bytesWritten: 0 };
+    }
+    return this.write(conversation, images);
+  }
+
+  private async remove(): Promise<boolean> {
+    const removed = await removeAgentFolder(this.paths, this.writer);
+    this.disk = emptyDisk();
+    this.previousPieces = undefined;
+    return removed;
+  }
+
+  /** Notices changes made by someone else since the last save, and forgets what they undo. */
+  private async refreshDisk(): Promise<void> {
+    const [file, images] = await Promise.all([
+      entryAt(this.paths.conversationFile),
+      entryAt(this.paths.imagesDir),
+    ]);
+    if (file.kind === "symlink") {
+      throw new VerbatimError(
+        "archive_unsafe_path",
+        "agent/conversation.json is a symbolic link; verbatim neither follows nor replaces links",
+        { where: this.paths.conversationFile, hint: "Remove the link by hand, then save again" },
+      );
+    }
+    const disk = this.disk;
+    if (
+      sameFingerprint(file.fingerprint, disk.conversationFingerprint) &&
+      sameFingerprint(images.fingerprint, disk.imagesFingerprint)
+    ) {
+      return;
+    }
+    this.previousPieces = undefined;
+    disk.conversationBytes =
+      file.kind === "file"
+        ? (await readRegularFile(this.paths.conversationFile))?.bytes
+        : undefined;
+    disk.conversationFingerprint = file.fingerprint;
+    disk.imagesFingerprint = images.fingerprint;
+    const owned = await listOwnedFiles(this.paths.imagesDir);
+    for (const name of disk.verifiedImages) {
+      if (!owned.images.has(name)) disk.verifiedImages.delete(name);
+    }
+    disk.otherImages.clear();
+    for (const name of owned.images) {
+      if (!disk.verifiedImages.has(name)) disk.otherImages.add(name);
+    }
+    for (const name of owned.temporaries) disk.temporaries.add(join(this.paths.imagesDir, name));
+    for (const name of (await listOwnedFiles(this.paths.agentDir)).temporaries) {
+      disk.temporaries.add(join(this.paths.agentDir, name));
+    }
+  }
+
+  private budget(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+    blocked: ReadonlySet<string>,
+  ): BudgetResult {
+    return applyImageBudget(conversation, images, {
+      budgetBytes: this.budgetBytes,
+      canStore: (name) => !blocked.has(name),
+      copies: this.copies,
+    });
+  }
+
+  private async write(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+  ): Promise<SaveResult> {
+    await this.refreshDisk();
+    const disk = this.disk;
+    let budget = this.budget(conversation, images, new Set());
+    const toWrite = (): string[] =>
+      [...budget.images.keys()].filter((name) => !disk.verifiedImages.has(name));
+    const blocked = await this.blockedNames(toWrite());
+    if (blocked.size > 0) budget = this.budget(conversation, images, blocked);
+    this.verifyImages(budget);
+
+    const pieces = this.encoder.encode(budget.conversation);
+    const conversationChanged =
+      this.previousPieces !== undefined
+        ? !samePieces(pieces, this.previousPieces)
+        : disk.conversationBytes === undefined || !piecesEqualBytes(pieces, disk.conversationBytes);
+    const newImages = toWrite();
+    const staleImages = [...disk.verifiedImages, ...disk.otherImages].filter(
+      (name) => !budget.images.has(name),
+    );
+    await this.removeTemporaries();
+    if (!conversationChanged && newImages.length === 0 && staleImages.length === 0) {
+      this.previousPieces = pieces;
+      disk.conversationBytes = undefined;
+      return { outcome: "unchanged", bytesWritten: 0 };
+    }
+
+    let bytesWritten = 0;
+    const agentCreated = await this.ensureFolder(this.paths.agentDir);
+    if (newImages.length > 0) {
+      await this.ensureFolder(this.paths.imagesDir);
+      for (const name of newImages) {
+        const image = budget.images.get(name);
+        if (image === undefined) continue;
+        bytesWritten += await this.writer.writeFile(this.paths.imagesDir, name, [image.bytes]);
+        disk.otherImages.delete(name);
+        disk.verifiedImages.add(name);
+      }
+      await this.writer.syncFolder(this.paths.imagesDir);
+    }
+    if (conversationChanged) {
+      bytesWritten += await this.writer.writeFile(this.paths.agentDir, CONVERSATION_FILE, pieces);
+      await this.writer.syncFolder(this.paths.agentDir);
+    }
+    if (agentCreated) await this.writer.syncFolder(this.paths.packageDir);
+    for (const name of staleImages) {
+      await this.writer.removeFile(join(this.paths.imagesDir, name)).catch(ignoreMissing);
+      disk.verifiedImages.delete(name);
+      disk.otherImages.delete(name);
+    }
+    this.previousPieces = pieces;
+    disk.conversationBytes = undefined;
+    const [file, imagesFolder] = await Promise.all([
+      entryAt(this.paths.conversationFile),
+      entryAt(this.paths.imagesDir),
+    ]);
+    disk.conversationFingerprint = file.fingerprint;
+    disk.imagesFingerprint = imagesFolder.fingerprint;
+    return { outcome: "rewritten", bytesWritten };
+  }
+
+  /** Names that something other than a regular file occupies: those images are not stored. */
+  private async blockedNames(names: readonly string[]): Promise<Set<string>> {
+    const blocked = new Set<string>();
+    const folder = await entryAt(this.paths.imagesDir);
+    if (folder.kind === "absent" || names.length === 0) return blocked;
+    if (folder.kind !== "folder") return new Set(names);
+    for (const name of names) {
+      const entry = await entryAt(join(this.paths.imagesDir, name));
+      if (entry.kind !== "absent" && entry.kind !== "file") blocked.add(name);
+    }
+    return blocked;
+  }
+
+  /** Each image is hashed once; bytes that do not hash to their key are refused before writing. */
+  private verifyImages(budget: BudgetResult): void {
+    for (const image of budget.images.values()) {
+      if (this.hashed.get(image.bytes) === image.sha256) continue;
+      const actual = sha256Hex(image.bytes);
+      if (actual !== image.sha256) {
+        throw new VerbatimError(
+          "archive_image_mismatch",
+          `the image filed under ${image.sha256} has bytes whose SHA-256 is ${actual}`,
+          { where: `images.get("${image.sha256}")`, hint: "Key each image by its SHA-256" },
+        );
+      }
+      this.hashed.set(image.bytes, actual);
+    }
+  }
+
+  /** Creates a folder the archive owns; returns true when it was created. */
+  private async ensureFolder(path: string): Promise<boolean> {
+    const entry = await entryAt(path);
+    if (entry.kind === "folder") return false;
+    if (entry.kind !== "absent") {
+      throw new VerbatimError(
+        "archive_unsafe_path",
+        `${path} is ${entry.kind === "symlink" ? "a symbolic link" : "not a folder"}; verbatim neither follows nor deletes it`,
+        { where: path, hint: "Remove it by hand, then save again" },
+      );
+    }
+    await this.writer.makeFolder(path);
+    return true;
+  }
+
+  private async removeTemporaries(): Promise<void> {
+    for (const path of this.disk.temporaries) {
+      await this.writer.removeFile(path).catch(ignoreMissing);
+    }
+    this.disk.temporaries.clear();
+  }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+}
+
+function asSaveError(error: unknown): unknown {
+  if (isVerbatimError(error)) return error;
+  const system = error as NodeJS.ErrnoException;
+  if (typeof system.code !== "string") return error;
+  return new VerbatimError(
+    "archive_write_failed",
+    `the save could not finish: ${system.code} (${system.syscall ?? "file system"})`,
+    {
+      where: system.path ?? "agent/",
+      hint: "Fix the cause (space, permissions) and save again; the package still opens",
+      cause: error,
+    },
+  );
+}

@@ -1,0 +1,103 @@
+import { constants, type Dirent } from "node:fs";
+import { lstat, open, readdir } from "node:fs/promises";
+import { isImageFileName, isTemporaryFileName } from "./layout.js";
+
+/** What the archive last saw of a file or folder, to notice changes made by someone else. */
+export interface Fingerprint {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+export function sameFingerprint(a: Fingerprint | undefined, b: Fingerprint | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+export type EntryKind = "absent" | "file" | "folder" | "symlink" | "other";
+
+/** What is at a path, without following a symbolic link. */
+export async function entryAt(
+  path: string,
+): Promise<{ kind: EntryKind; fingerprint?: Fingerprint }> {
+  try {
+    const info = await lstat(path);
+    const fingerprint = { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+    if (info.isSymbolicLink()) return { kind: "symlink", fingerprint };
+    if (info.isDirectory()) return { kind: "folder", fingerprint };
+    if (info.isFile()) return { kind: "file", fingerprint };
+    return { kind: "other", fingerprint };
+  } catch (error) {
+    if (isMissing(error)) return { kind: "absent" };
+    throw error;
+  }
+}
+
+export function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * Reads a regular file without following a symbolic link (O_NOFOLLOW): a link, a folder or a
+ * missing file gives undefined.
+ */
+export async function readRegularFile(
+  path: string,
+): Promise<{ bytes: Buffer; fingerprint: Fingerprint } | undefined> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return undefined;
+    const bytes = await handle.readFile();
+    return { bytes, fingerprint: { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs } };
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The regular files of a folder the archive may touch: images with a valid name and temporary
+ * files left by an interrupted save. Anything else (other names, links, folders) is ignored.
+ */
+export async function listOwnedFiles(
+  folder: string,
+): Promise<{ images: Set<string>; temporaries: Set<string> }> {
+  const images = new Set<string>();
+  const temporaries = new Set<string>();
+  let entries: Dirent[];
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch {
+    return { images, temporaries };
+  }
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    if (isImageFileName(entry.name)) images.add(entry.name);
+    else if (isTemporaryFileName(entry.name)) temporaries.add(entry.name);
+  }
+  return { images, temporaries };
+}
+
+/** Runs `task` over `values` with at most `limit` at a time. */
+export async function forEachLimited<T>(
+  values: readonly T[],
+  limit: number,
+  task: (value: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, values.length) }, async () => {
+    while (next < values.length) {
+      const value = values[next++] as T;
+      await task(value);
+    }
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,174 @@
+import { canonicalJsonFragment } from "../core/canonical-json.js";
+import type { SavedConversation } from "../format/conversation-schema.js";
+
+/**
+ * An incremental writer of the canonical bytes of a conversation (the same bytes as
+ * `encodeConversation`, A2), as a list of pieces. Each element of a top-level array and each
+ * entry of a top-level map is encoded once and reused while the same value (by identity) sits
+ * at the same place, so a save encodes only what is new. Values passed in are treated as
+ * immutable: give a changed item or message a new object.
+ */
+const ELEMENT_INDENT = "\n    ";
+const COMMA = Buffer.from(",");
+const EMPTY_ARRAY = Buffer.from("[]");
+const EMPTY_OBJECT = Buffer.from("{}");
+const OPEN_ARRAY = Buffer.from("[");
+const OPEN_OBJECT = Buffer.from("{");
+const CLOSE_ARRAY = Buffer.from("\n  ]");
+const CLOSE_OBJECT = Buffer.from("\n  }");
+const CLOSE_DOCUMENT = Buffer.from("\n}\n");
+
+interface ArrayField {
+  values: readonly unknown[];
+  chunks: Buffer[];
+}
+
+interface MapField {
+  /** key → last value and its chunk. */
+  entries: Map<string, { value: unknown; chunk: Buffer }>;
+  sortedKeys: string[];
+}
+
+export class ConversationEncoder {
+  private readonly arrays = new Map<string, ArrayField>();
+  private readonly maps = new Map<string, MapField>();
+  private readonly elementChunks = new WeakMap<object, Buffer>();
+  private readonly headers = new Map<string, { first: Buffer; next: Buffer }>();
+
+  /** The canonical bytes of `conversation` as pieces (concatenated, they are the file). */
+  encode(conversation: SavedConversation): Buffer[] {
+    const record = conversation as unknown as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    const pieces: Buffer[] = [];
+    let first = true;
+    for (const key of keys) {
+      const value = record[key];
+      if (value === undefined) continue;
+      const header = this.header(key);
+      pieces.push(first ? header.first : header.next);
+      first = false;
+      if (Array.isArray(value)) this.encodeArray(key, value, pieces);
+      else if (value instanceof Map) this.encodeMap(key, value as Map<unknown, unknown>, pieces);
+      else pieces.push(Buffer.from(canonicalJsonFragment(value, 1)));
+    }
+    if (first) return [Buffer.from("{}\n")];
+    pieces.push(CLOSE_DOCUMENT);
+    return pieces;
+  }
+
+  private header(key: string): { first: Buffer; next: Buffer } {
+    let header = this.headers.get(key);
+    if (header === undefined) {
+      const member = `  ${JSON.stringify(key)} : `;
+      header = { first: Buffer.from(`{\n${member}`), next: Buffer.from(`,\n${member}`) };
+      this.headers.set(key, header);
+    }
+    return header;
+  }
+
+  private elementChunk(value: unknown): Buffer {
+    if (typeof value === "object" && value !== null) {
+      let chunk = this.elementChunks.get(value);
+      if (chunk === undefined) {
+        chunk = Buffer.from(ELEMENT_INDENT + canonicalJsonFragment(value, 2));
+        this.elementChunks.set(value, chunk);
+      }
+      return chunk;
+    }
+    if (value === undefined) canonicalJsonFragment([undefined]); // refuses with the writer's error
+    return Buffer.from(ELEMENT_INDENT + canonicalJsonFragment(value, 2));
+  }
+
+  private encodeArray(key: string, values: readonly unknown[], pieces: Buffer[]): void {
+    if (values.length === 0) {
+      this.arrays.set(key, { values, chunks: [] });
+      pieces.push(EMPTY_ARRAY);
+      return;
+    }
+    const previous = this.arrays.get(key);
+    const previousValues = previous?.values ?? [];
+    const previousChunks = previous?.chunks ?? [];
+    const chunks: Buffer[] = new Array<Buffer>(values.length);
+    pieces.push(OPEN_ARRAY);
+    for (let index = 0; index < values.length; index++) {
+      const value = values[index];
+      const chunk =
+        index < previousValues.length && previousValues[index] === value
+          ? (previousChunks[index] as Buffer)
+          : this.elementChunk(value);
+      chunks[index] = chunk;
+      if (index > 0) pieces.push(COMMA);
+      pieces.push(chunk);
+    }
+    pieces.push(CLOSE_ARRAY);
+    this.arrays.set(key, { values: values.slice(), chunks });
+  }
+
+  private encodeMap(key: string, map: Map<unknown, unknown>, pieces: Buffer[]): void {
+    const previous = this.maps.get(key);
+    const entries = new Map<string, { value: unknown; chunk: Buffer }>();
+    let sameKeys = previous !== undefined && previous.entries.size === map.size;
+    for (const [entryKey, value] of map) {
+      if (typeof entryKey !== "string") {
+        canonicalJsonFragment(new Map([[entryKey, value]])); // refuses with the writer's error
+        continue;
+      }
+      const old = previous?.entries.get(entryKey);
+      if (old === undefined) sameKeys = false;
+      if (value === undefined) continue;
+      const chunk =
+        old !== undefined && old.value === value
+          ? old.chunk
+          : Buffer.from(
+              `${ELEMENT_INDENT}${JSON.stringify(entryKey)} : ${canonicalJsonFragment(value, 2)}`,
+            );
+      entries.set(entryKey, { value, chunk });
+    }
+    const sortedKeys =
+      sameKeys && previous !== undefined && previous.entries.size === entries.size
+        ? previous.sortedKeys
+        : [...entries.keys()].sort();
+    this.maps.set(key, { entries, sortedKeys });
+    if (sortedKeys.length === 0) {
+      pieces.push(EMPTY_OBJECT);
+      return;
+    }
+    pieces.push(OPEN_OBJECT);
+    let firstEntry = true;
+    for (const entryKey of sortedKeys) {
+      if (!firstEntry) pieces.push(COMMA);
+      firstEntry = false;
+      pieces.push((entries.get(entryKey) as { chunk: Buffer }).chunk);
+    }
+    pieces.push(CLOSE_OBJECT);
+  }
+}
+
+/** True when two piece lists hold the same bytes (pieces compared by identity first). */
+export function samePieces(a: readonly Buffer[], b: readonly Buffer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) {
+    const left = a[index] as Buffer;
+    const right = b[index] as Buffer;
+    if (left !== right && !left.equals(right)) return false;
+  }
+  return true;
+}
+
+/** True when the pieces, concatenated, equal `bytes`. */
+export function piecesEqualBytes(pieces: readonly Buffer[], bytes: Uint8Array): boolean {
+  let offset = 0;
+  for (const piece of pieces) {
+    const end = offset + piece.length;
+    if (end > bytes.length) return false;
+    if (Buffer.compare(piece, bytes.subarray(offset, end)) !== 0) return false;
+    offset = end;
+  }
+  return offset === bytes.length;
+}
+
+export function piecesLength(pieces: readonly Buffer[]): number {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  return length;
+}

@@ -1,0 +1,155 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * The steps a save is made of. Each is announced to the step hook just before it happens, so
+ * the crash test can stop a process at every one of them (docs/archive.md, "Crash safety").
+ */
+export type SaveStep =
+  | "makeFolder"
+  | "openTemporary"
+  | "write"
+  | "fsyncFile"
+  | "rename"
+  | "fsyncFolder"
+  | "removeFile"
+  | "removeFolder";
+
+/** Called synchronously before each step, with the path it acts on. */
+export type StepHook = (step: SaveStep, path: string) => void;
+
+/** The file operations a save uses. `writeFile` must leave either the old file or the new one. */
+export interface PackageFileWriter {
+  /** Puts `pieces` (concatenated) at `folder/name`; returns the bytes written. */
+  writeFile(folder: string, name: string, pieces: readonly Uint8Array[]): Promise<number>;
+  /** Makes the renames and removals in `folder` durable. */
+  syncFolder(folder: string): Promise<void>;
+  makeFolder(path: string): Promise<void>;
+  removeFile(path: string): Promise<void>;
+  removeFolder(path: string): Promise<void>;
+}
+
+export interface FileWriterOptions {
+  readonly onStep?: StepHook;
+  /** Largest piece written by one system call (steps inside large writes). Default 8 MiB. */
+  readonly pieceBytes?: number;
+}
+
+const DEFAULT_PIECE_BYTES = 8 * 1024 * 1024;
+/** writev takes at most this many buffers per call on Linux (IOV_MAX). */
+const MAX_BUFFERS_PER_WRITE = 1024;
+
+/** Groups pieces into writes of at most `pieceBytes` bytes and 1,024 buffers. */
+export function* writeGroups(
+  pieces: readonly Uint8Array[],
+  pieceBytes: number,
+): Generator<Uint8Array[]> {
+  let group: Uint8Array[] = [];
+  let groupBytes = 0;
+  for (const piece of pieces) {
+    let offset = 0;
+    while (offset < piece.length) {
+      const take = Math.min(piece.length - offset, pieceBytes - groupBytes);
+      group.push(
+        offset === 0 && take === piece.length ? piece : piece.subarray(offset, offset + take),
+      );
+      groupBytes += take;
+      offset += take;
+      if (groupBytes >= pieceBytes || group.length >= MAX_BUFFERS_PER_WRITE) {
+        yield group;
+        group = [];
+        groupBytes = 0;
+      }
+    }
+  }
+  if (group.length > 0) yield group;
+}
+
+/** Writes all of `buffers` at the handle's position, looping over short writes. */
+export async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
+  let remaining = buffers;
+  for (;;) {
+    const total = remaining.reduce((sum, buffer) => sum + buffer.length, 0);
+    if (total === 0) return;
+    const { bytesWritten } = await handle.writev(remaining);
+    if (bytesWritten >= total) return;
+    let skip = bytesWritten;
+    const rest: Uint8Array[] = [];
+    for (const buffer of remaining) {
+      if (skip >= buffer.length) {
+        skip -= buffer.length;
+        continue;
+      }
+      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+    remaining = rest;
+  }
+}
+
+export function temporaryFileName(): string {
+  return `.verbatim-${randomBytes(8).toString("hex")}.tmp`;
+}
+
+/**
+ * The writer every save uses: each file is written to a temporary file in the same folder,
+ * fsynced, closed, then renamed over its name (atomic on POSIX file systems); folders are
+ * fsynced after renames so the new names survive a power loss.
+ */
+export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWriter {
+  const step: StepHook = options.onStep ?? (() => {});
+  const pieceBytes = options.pieceBytes ?? DEFAULT_PIECE_BYTES;
+  return {
+    async writeFile(folder, name, pieces) {
+      const temporary = join(folder, temporaryFileName());
+      step("openTemporary", temporary);
+      const handle = await open(temporary, "wx");
+      let written = 0;
+      try {
+        for (const group of writeGroups(pieces, pieceBytes)) {
+          step("write", temporary);
+          await writeAll(handle, group);
+          for (const buffer of group) written += buffer.length;
+        }
+        step("fsyncFile", temporary);
+        await handle.sync();
+      } catch (error) {
+        await handle.close().catch(() => {});
+        await unlink(temporary).catch(() => {});
+        throw error;
+      }
+      await handle.close();
+      const target = join(folder, name);
+      step("rename", target);
+      try {
+        await rename(temporary, target);
+      } catch (error) {
+        await unlink(temporary).catch(() => {});
+        throw error;
+      }
+      return written;
+    },
+    async syncFolder(folder) {
+      step("fsyncFolder", folder);
+      const handle = await open(folder, "r");
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    },
+    async makeFolder(path) {
+      step("makeFolder", path);
+      await mkdir(path);
+    },
+    async removeFile(path) {
+      step("removeFile", path);
+      await unlink(path);
+    },
+    async removeFolder(path) {
+      step("removeFolder", path);
+      await rmdir(path);
+    },
+  };
+}

@@ -1,0 +1,14 @@
+export { openArchive } from "./archive.js";
+export type {
+  ArchiveNotice,
+  ArchiveSettings,
+  ConversationArchive,
+  OpenArchiveOptions,
+  OpenedArchive,
+  PackageKind,
+  SaveOutcome,
+  SaveResult,
+} from "./archive.js";
+export { IMAGE_BUDGET_BYTES, extensionOf, imageFileName, isImageFileName } from "./layout.js";
+export { summarizePackage } from "./summary.js";
+export type { PackageSummary } from "./summary.js";
