@@ -1,0 +1,10 @@
+export { CliAgentBackend } from "./cli-backend.js";
+export type { CliAgentOptions, CliBilling, CliDialect, CliLogEntry } from "./cli-backend.js";
+export { claudeCodeBackend, claudeCodeDialect } from "./claude-code.js";
+export { codexBackend, codexDialect } from "./codex.js";
+export { ClaudeStreamParser } from "./claude-stream.js";
+export { CodexStreamParser } from "./codex-stream.js";
+export type { AgentStreamEvent, AgentStreamParser, ItemIdFactory } from "./stream-events.js";
+export { runCliProcess } from "./process-runner.js";
+export type { CliProcessOptions, CliProcessOutcome, CliProcessResult } from "./process-runner.js";
+export { addUsage, usageFromClaude, usageFromCodex } from "./usage.js";
