@@ -102,6 +102,8 @@ export interface LiveConversation {
 
   /** Starts a turn, or queues the message while one runs (A6 `queued`). */
   send(message: OutgoingMessage | string): SendResult;
+  /** Starts the first queued message when no turn runs (after reopening); false if none. */
+  resume(): boolean;
   /** Resolves when no turn runs and no queued message waits (or a turn awaits approval). */
   whenIdle(): Promise<void>;
   /** Cancels the running turn; history stays consistent (every tool call has its result). */
