@@ -1,5 +1,6 @@
 import { errorCodeGroups } from "../src/core/error-codes.js";
 import type { ErrorCodeDefinition } from "../src/core/codes/define.js";
+import { formatJsonSchema } from "../src/format/json-schema.js";
 
 /** A checked-in file generated from code, with a drift test (test/generated-documents.test.ts). */
 export interface GeneratedDocument {
@@ -40,5 +41,11 @@ function errorsMarkdown(): string {
 }
 
 export function generatedDocuments(): GeneratedDocument[] {
-  return [{ path: "docs/errors.md", content: errorsMarkdown }];
+  return [
+    { path: "docs/errors.md", content: errorsMarkdown },
+    {
+      path: "docs/format-1.schema.json",
+      content: () => JSON.stringify(formatJsonSchema(), null, 2) + "\n",
+    },
+  ];
 }

@@ -1,7 +1,8 @@
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenientDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const encoder = new TextEncoder();
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** Standard base64 (RFC 4648 alphabet) with padding, nothing else (no line breaks). */
+export const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export function utf8Encode(text: string): Uint8Array {
   return encoder.encode(text);
@@ -39,7 +40,7 @@ export function isWellFormedText(text: string): boolean {
 }
 
 export function isBase64(text: string): boolean {
-  return BASE64.test(text);
+  return BASE64_PATTERN.test(text);
 }
 
 export function base64Encode(bytes: Uint8Array): string {

@@ -23,6 +23,7 @@ export {
 export type { JsonObject, JsonSyntaxProblem, JsonValue, StrictParseResult } from "./strict-json.js";
 export { isSha256Hex, sha256Hex } from "./hash.js";
 export {
+  BASE64_PATTERN,
   base64Decode,
   base64Encode,
   isBase64,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Message } from "../history/message.js";
-import { messageSchema } from "../history/schema.js";
+import { messageSchema, mimeTypeSchema, sha256HexSchema } from "../history/schema.js";
 import { idMap } from "./id-map.js";
 import { itemSchema } from "./items.js";
 
@@ -52,10 +52,8 @@ export const approvalCardSchema = z.strictObject({
   alwaysAllow: z.boolean().optional(),
 });
 
-const imageReferenceSchema = z.strictObject({
-  sha256: z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)"),
-  mimeType: z.string(),
-});
+/** An image attached to a pending message: its bytes are in `agent/images/` like history images. */
+const imageReferenceSchema = z.strictObject({ sha256: sha256HexSchema, mimeType: mimeTypeSchema });
 
 /** A message waiting in the queue, or put back into the input box (A6 `queued`, `unsent`). */
 export const pendingMessageSchema = z.strictObject({
@@ -101,7 +99,9 @@ export const conversationSchema = z.strictObject({
 });
 
 /** A decoded conversation. `history` holds immutable messages (the encoder caches them by identity). */
-export type SavedConversation = Omit<z.output<typeof conversationSchema>, "history"> & { history: Message[] };
+export type SavedConversation = Omit<z.output<typeof conversationSchema>, "history"> & {
+  history: Message[];
+};
 export type Usage = z.output<typeof usageSchema>;
 export type Cost = z.output<typeof costSchema>;
 export type Feedback = z.output<typeof feedbackSchema>;

@@ -29,3 +29,4 @@ export type {
 export { ITEM_TYPES, itemSchema } from "./items.js";
 export type { Citation, Item, ItemOfType, ItemType } from "./items.js";
 export { emptyConversation, isEmptyConversation } from "./empty.js";
+export { formatJsonSchema } from "./json-schema.js";

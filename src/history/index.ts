@@ -21,11 +21,14 @@ export {
 } from "./blocks.js";
 export {
   blockSchema,
+  exactlyOneOfKeys,
   imageBlockSchema,
   imageOmittedBlockSchema,
   messageIsWellFormed,
   messageSchema,
+  mimeTypeSchema,
   roleSchema,
+  sha256HexSchema,
   textBlockSchema,
   toolCallBlockSchema,
   toolResultBlockSchema,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isBase64, isWellFormedText } from "../core/bytes.js";
+import { BASE64_PATTERN, isWellFormedText } from "../core/bytes.js";
 import type { Message, ToolCallBlock, ToolResultBlock } from "./message.js";
 
 /**
@@ -7,11 +7,15 @@ import type { Message, ToolCallBlock, ToolResultBlock } from "./message.js";
  * of the wrong type is refused. Used wherever messages come in (archive files, HTTP bodies,
  * database rows).
  */
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)");
-const mimeType = z
+export const sha256HexSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)");
+export const mimeTypeSchema = z
   .string()
   .regex(/^[a-z]+\/[a-z0-9.+-]+$/, "expected a MIME type such as image/png");
-const base64 = z.string().refine(isBase64, "expected standard base64 with padding");
+const base64 = z.string().regex(BASE64_PATTERN, "expected standard base64 with padding");
+const sha256Hex = sha256HexSchema;
+const mimeType = mimeTypeSchema;
 
 export const textBlockSchema = z.strictObject({ type: z.literal("text"), text: z.string() });
 export const imageBlockSchema = z.strictObject({
@@ -23,6 +27,12 @@ export const imageOmittedBlockSchema = z.strictObject({
   type: z.literal("imageOmitted"),
   mimeType,
 });
+/**
+ * Block schemas that require exactly one of two keys, with those keys: the JSON Schema
+ * generator (src/format/json-schema.ts) writes the rule as `oneOf`.
+ */
+export const exactlyOneOfKeys = new WeakMap<z.ZodType, readonly [string, string]>();
+
 /** Exactly one of `text` and `bytes` keys is present (A11: text, or base64 for non-UTF-8). */
 function exactlyOne(textKey: string, bytesKey: string) {
   return (value: object, context: z.RefinementCtx): void => {
@@ -46,6 +56,7 @@ export const toolCallBlockSchema = z
   })
   .superRefine(exactlyOne("arguments", "argumentsBase64"))
   .transform((value) => value as ToolCallBlock);
+exactlyOneOfKeys.set(toolCallBlockSchema, ["arguments", "argumentsBase64"]);
 
 export const toolResultBlockSchema = z
   .strictObject({
@@ -58,6 +69,7 @@ export const toolResultBlockSchema = z
   })
   .superRefine(exactlyOne("content", "contentBase64"))
   .transform((value) => value as ToolResultBlock);
+exactlyOneOfKeys.set(toolResultBlockSchema, ["content", "contentBase64"]);
 
 export const blockSchema = z.discriminatedUnion("type", [
   textBlockSchema,
