@@ -1,11 +1,12 @@
 import { VerbatimError } from "../core/errors.js";
+import { AnthropicStreamParser, parseAnthropicResponse } from "./anthropic/parse.js";
+import { GeminiStreamParser, parseGeminiResponse } from "./gemini/parse.js";
+import { ChatStreamParser, parseChatResponse } from "./openai-chat/parse.js";
+import { ResponsesStreamParser, parseResponsesResponse } from "./openai-responses/parse.js";
 import type { ProviderId, RoundResult, StreamEvent } from "./types.js";
+import type { SseEvent } from "./wire/sse.js";
 
-/** One server-sent event: its `event:` name (if any) and its joined `data:` lines. */
-export interface SseEvent {
-  readonly event?: string;
-  readonly data: string;
-}
+export type { SseEvent } from "./wire/sse.js";
 
 /** Turns a provider's SSE events into stream events, then into the round's result. */
 export interface StreamParser {
@@ -14,18 +15,44 @@ export interface StreamParser {
   finish(): RoundResult;
 }
 
+function unknownProvider(provider: never): never {
+  throw new VerbatimError("provider_unknown", `unknown provider ${JSON.stringify(provider)}`);
+}
+
 /** Parses a provider's non-streamed JSON response body. */
 export function parseResponse(
   provider: ProviderId,
   body: string,
   requestedModel: string,
 ): RoundResult {
-  void body;
-  void requestedModel;
-  throw new VerbatimError("internal_error", `parsing for ${provider} is not ready yet`);
+  switch (provider) {
+    case "anthropic":
+      return parseAnthropicResponse(body, requestedModel);
+    case "openai-chat":
+    case "openrouter":
+      return parseChatResponse(provider, body, requestedModel);
+    case "openai-responses":
+      return parseResponsesResponse(body, requestedModel);
+    case "gemini":
+      return parseGeminiResponse(body, requestedModel);
+    default:
+      return unknownProvider(provider);
+  }
 }
 
+/** A parser for a provider's SSE stream. */
 export function createStreamParser(provider: ProviderId, requestedModel: string): StreamParser {
-  void requestedModel;
-  throw new VerbatimError("internal_error", `stream parsing for ${provider} is not ready yet`);
+  switch (provider) {
+    case "anthropic":
+      return new AnthropicStreamParser(requestedModel);
+    case "openai-chat":
+    case "openrouter":
+      return new ChatStreamParser(provider, requestedModel);
+    case "openai-responses":
+      return new ResponsesStreamParser(requestedModel);
+    case "gemini":
+      return new GeminiStreamParser(requestedModel);
+    default:
+      return unknownProvider(provider);
+  }
 }

@@ -1,0 +1,295 @@
+/**
+ * Anthropic Messages responses: the JSON message and the SSE stream (`message_start`,
+ * `content_block_start`/`_delta`/`_stop`, `message_delta`, `message_stop`, `ping`, `error`).
+ * Usage: Anthropic's `input_tokens` already excludes cache reads and writes; in a stream the
+ * usage of `message_delta` is cumulative, so each count present there replaces the earlier one.
+ */
+import { VerbatimError } from "../../core/errors.js";
+import type { JsonObject, JsonValue } from "../../core/strict-json.js";
+import type { Usage } from "../../pricing/types.js";
+import type { RoundResult, StopReason, StreamEvent } from "../types.js";
+import { RoundBuilder, arrayOf, countOf, member, stringOf } from "../wire/round-builder.js";
+import { parseProviderJson, type SseEvent } from "../wire/sse.js";
+import type { StreamParser } from "../parse.js";
+
+export function anthropicStopReason(raw: string | undefined): StopReason {
+  switch (raw) {
+    case "end_turn":
+    case "stop_sequence":
+      return "end";
+    case "tool_use":
+      return "tool_use";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "max_tokens";
+    case "refusal":
+      return "refusal";
+    case "pause_turn":
+      return "pause";
+    default:
+      return "other";
+  }
+}
+
+/** Usage counts as Anthropic reports them; absent counts keep their earlier value. */
+function mergeUsage(previous: Usage, reported: JsonValue | undefined): Usage {
+  if (reported === undefined || reported === null) return previous;
+  const pick = (key: string, fallback: number) => {
+    const value = member(reported, key);
+    return typeof value === "number" ? countOf(value) : fallback;
+  };
+  const oneHour = member(member(reported, "cache_creation"), "ephemeral_1h_input_tokens");
+  const searches = member(member(reported, "server_tool_use"), "web_search_requests");
+  const cacheWrite1h = typeof oneHour === "number" ? countOf(oneHour) : previous.cacheWrite1h;
+  return {
+    input: pick("input_tokens", previous.input),
+    output: pick("output_tokens", previous.output),
+    cacheRead: pick("cache_read_input_tokens", previous.cacheRead),
+    cacheWrite: pick("cache_creation_input_tokens", previous.cacheWrite),
+    webSearchRequests:
+      typeof searches === "number" ? countOf(searches) : previous.webSearchRequests,
+    ...(cacheWrite1h !== undefined && cacheWrite1h > 0 ? { cacheWrite1h } : {}),
+  };
+}
+
+function searchResultsText(content: JsonValue | undefined): string {
+  const lines: string[] = [];
+  for (const result of arrayOf(content)) {
+    if (member(result, "type") === "web_search_result") {
+      lines.push(
+        `- ${stringOf(member(result, "title")) ?? ""} <${stringOf(member(result, "url")) ?? ""}>`,
+      );
+    }
+  }
+  const error = stringOf(member(content, "error_code"));
+  if (error !== undefined) lines.push(`(search failed: ${error})`);
+  return lines.join("\n");
+}
+
+interface OpenBlock {
+  readonly type: string;
+  readonly start: JsonObject;
+  json: string;
+  thinking: string;
+  signature: string;
+  textStarted: boolean;
+}
+
+export class AnthropicStreamParser implements StreamParser {
+  private readonly builder: RoundBuilder;
+  private readonly open = new Map<number, OpenBlock>();
+  private readonly queries = new Map<string, string>();
+
+  constructor(requestedModel: string) {
+    this.builder = new RoundBuilder("anthropic", requestedModel);
+  }
+
+  push(event: SseEvent): readonly StreamEvent[] {
+    if (event.data === "" || event.data === "[DONE]") return [];
+    const data = parseProviderJson(event.data, "the Anthropic stream event");
+    this.handle(data);
+    return this.builder.drain();
+  }
+
+  finish(): RoundResult {
+    if (!this.builder.finished) {
+      throw new VerbatimError(
+        "provider_response_invalid",
+        "the Anthropic stream ended before message_stop",
+      );
+    }
+    return this.builder.build();
+  }
+
+  private handle(data: JsonValue): void {
+    const type = stringOf(member(data, "type"));
+    const builder = this.builder;
+    switch (type) {
+      case "message_start": {
+        const message = member(data, "message");
+        builder.responseId = stringOf(member(message, "id"));
+        builder.model = stringOf(member(message, "model")) ?? builder.model;
+        builder.setUsage(mergeUsage(builder.usage, member(message, "usage")));
+        return;
+      }
+      case "content_block_start": {
+        const index = countOf(member(data, "index"));
+        const block = member(data, "content_block");
+        if (
+          block === undefined ||
+          block === null ||
+          typeof block !== "object" ||
+          Array.isArray(block)
+        ) {
+          throw new VerbatimError(
+            "provider_response_invalid",
+            "content_block_start without a block",
+          );
+        }
+        this.startBlock(index, block);
+        return;
+      }
+      case "content_block_delta": {
+        const open = this.open.get(countOf(member(data, "index")));
+        if (open === undefined) return;
+        const delta = member(data, "delta");
+        switch (stringOf(member(delta, "type"))) {
+          case "text_delta":
+            builder.text(stringOf(member(delta, "text")) ?? "", !open.textStarted);
+            open.textStarted = true;
+            return;
+          case "input_json_delta": {
+            const partial = stringOf(member(delta, "partial_json")) ?? "";
+            if (open.type === "tool_use")
+              builder.toolCallDelta(`${countOf(member(data, "index"))}`, partial);
+            else open.json += partial;
+            return;
+          }
+          case "thinking_delta": {
+            const text = stringOf(member(delta, "thinking")) ?? "";
+            open.thinking += text;
+            builder.thinking(text);
+            return;
+          }
+          case "signature_delta":
+            open.signature += stringOf(member(delta, "signature")) ?? "";
+            return;
+          default:
+            return;
+        }
+      }
+      case "content_block_stop": {
+        const index = countOf(member(data, "index"));
+        const open = this.open.get(index);
+        if (open !== undefined) this.stopBlock(index, open);
+        this.open.delete(index);
+        return;
+      }
+      case "message_delta": {
+        const raw = stringOf(member(member(data, "delta"), "stop_reason"));
+        if (raw !== undefined) builder.setStop(anthropicStopReason(raw), raw);
+        builder.setUsage(mergeUsage(builder.usage, member(data, "usage")));
+        return;
+      }
+      case "message_stop":
+        builder.finished = true;
+        return;
+      case "error": {
+        const error = member(data, "error");
+        throw new VerbatimError(
+          "provider_http_error",
+          `Anthropic stream error: ${stringOf(member(error, "message")) ?? "unknown"}`,
+          { details: { type: stringOf(member(error, "type")) ?? "unknown" } },
+        );
+      }
+      default:
+        return;
+    }
+  }
+
+  private startBlock(index: number, block: JsonObject): void {
+    const type = stringOf(block["type"]) ?? "";
+    const open: OpenBlock = {
+      type,
+      start: block,
+      json: "",
+      thinking: "",
+      signature: "",
+      textStarted: false,
+    };
+    this.open.set(index, open);
+    const builder = this.builder;
+    switch (type) {
+      case "text": {
+        const text = stringOf(block["text"]) ?? "";
+        if (text !== "") {
+          builder.text(text, true);
+          open.textStarted = true;
+        }
+        return;
+      }
+      case "tool_use":
+        builder.toolCallStart(
+          `${index}`,
+          stringOf(block["id"]) ?? "",
+          stringOf(block["name"]) ?? "",
+        );
+        return;
+      case "thinking":
+        open.thinking = stringOf(block["thinking"]) ?? "";
+        open.signature = stringOf(block["signature"]) ?? "";
+        builder.thinking(open.thinking);
+        return;
+      case "web_search_tool_result": {
+        builder.addLeading(block);
+        const callId = stringOf(block["tool_use_id"]) ?? "";
+        builder.webSearch(this.queries.get(callId) ?? "", searchResultsText(block["content"]));
+        return;
+      }
+      case "server_tool_use":
+        return;
+      default:
+        builder.addLeading(block);
+        return;
+    }
+  }
+
+  private stopBlock(index: number, open: OpenBlock): void {
+    const builder = this.builder;
+    switch (open.type) {
+      case "tool_use":
+        builder.toolCallArguments(`${index}`, JSON.stringify(open.start["input"] ?? {}));
+        return;
+      case "thinking":
+        builder.addLeading({
+          type: "thinking",
+          thinking: open.thinking,
+          signature: open.signature,
+        });
+        return;
+      case "server_tool_use": {
+        let input: JsonValue = open.start["input"] ?? {};
+        if (open.json !== "") input = parseProviderJson(open.json, "a server tool input");
+        const id = stringOf(open.start["id"]) ?? "";
+        const query = stringOf(member(input, "query"));
+        if (query !== undefined) this.queries.set(id, query);
+        builder.addLeading({
+          type: "server_tool_use",
+          id,
+          name: stringOf(open.start["name"]) ?? "",
+          input,
+        });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** A whole (non-streamed) response message. */
+  whole(message: JsonValue): RoundResult {
+    this.handle({ type: "message_start", message: { ...(message as JsonObject), usage: null } });
+    for (const [index, block] of arrayOf(member(message, "content")).entries()) {
+      if (block === null || typeof block !== "object" || Array.isArray(block)) continue;
+      this.startBlock(index, block);
+      const open = this.open.get(index) as OpenBlock;
+      if (open.type === "tool_use") {
+        this.builder.toolCallArguments(`${index}`, JSON.stringify(block["input"] ?? {}));
+      } else if (open.type === "server_tool_use") {
+        open.json = JSON.stringify(block["input"] ?? {});
+      }
+      this.stopBlock(index, open);
+    }
+    const raw = stringOf(member(message, "stop_reason"));
+    if (raw !== undefined) this.builder.setStop(anthropicStopReason(raw), raw);
+    this.builder.setUsage(mergeUsage(this.builder.usage, member(message, "usage")));
+    this.builder.finished = true;
+    return this.finish();
+  }
+}
+
+export function parseAnthropicResponse(body: string, requestedModel: string): RoundResult {
+  return new AnthropicStreamParser(requestedModel).whole(
+    parseProviderJson(body, "the Anthropic response"),
+  );
+}
