@@ -1,4 +1,71 @@
 import { defineCodes } from "./define.js";
 
 /** Error codes of src/gateway. Add a code here, then run `npm run docs:errors`. */
-export const gatewayCodes = defineCodes([]);
+export const gatewayCodes = defineCodes([
+  {
+    code: "gateway_input_invalid",
+    httpStatus: 400,
+    meaning:
+      "A gateway write is not of the expected shape: a wrong type, an unknown key, a message whose content is not blocks of the message model, an empty subject or key.",
+    remedy:
+      "Read the message for the field (a path such as messages[1].content[0].text) and send a valid value.",
+  },
+  {
+    code: "gateway_content_too_large",
+    httpStatus: 413,
+    meaning:
+      "A message's content, or the number of messages in one write, is over the store's limit.",
+    remedy:
+      "Send smaller content (compress the conversation, or split the write); the limits are in docs/store.md.",
+  },
+  {
+    code: "gateway_metadata_invalid",
+    httpStatus: 400,
+    meaning:
+      "Caller metadata is not a small map of string pairs (at most 16 keys of up to 64 characters, values of up to 512), or gateway facts hold an unknown key: metadata never carries a list of items.",
+    remedy:
+      "Send metadata as a flat object of short strings; put messages in the messages, not in metadata.",
+  },
+  {
+    code: "gateway_conversation_not_found",
+    httpStatus: 404,
+    meaning: "No conversation with this id exists for this subject.",
+    remedy: "Check the conversation id, and that the request is made as the subject that owns it.",
+  },
+  {
+    code: "gateway_message_not_found",
+    httpStatus: 404,
+    meaning: "No message with this id exists for this subject (or in this conversation).",
+    remedy:
+      "Check the message id (previous_response_id), and that the request is made as the subject that owns it.",
+  },
+  {
+    code: "gateway_anchor_in_progress",
+    httpStatus: 409,
+    meaning:
+      "The anchor message is still in progress: a chain cannot continue from a message not yet finished.",
+    remedy:
+      "Wait until the message is completed, failed, incomplete or cancelled, then continue from it.",
+  },
+  {
+    code: "gateway_message_not_in_progress",
+    httpStatus: 409,
+    meaning:
+      "The message is already finished; only an in_progress message takes its final status and content.",
+    remedy: "Read the message to see its final state; a finished message never changes.",
+  },
+  {
+    code: "gateway_idempotency_key_reused",
+    httpStatus: 409,
+    meaning: "The idempotency key was already used for a different request by this subject.",
+    remedy: "Use a new key for a new request; repeat a key only to retry the very same request.",
+  },
+  {
+    code: "gateway_summary_failed",
+    httpStatus: 502,
+    meaning:
+      "The model call that writes a compression summary failed or returned no text; nothing was written.",
+    remedy:
+      "Retry the compression, pass the summary yourself, or check the provider's status and credentials.",
+  },
+]);

@@ -1,0 +1,32 @@
+export { appendChain } from "./append.js";
+export type { AppendOutcome, AppendPlan, PreparedMessage } from "./append.js";
+export { compressContext } from "./compression.js";
+export type { CompressInput } from "./compression.js";
+export { GatewayMessageStore } from "./message-store.js";
+export type {
+  AppendInput,
+  AppendMessageInput,
+  FinishInput,
+  GatewayMessageStoreOptions,
+  MessageContext,
+} from "./message-store.js";
+export { FINAL_STATUSES, ROLE_OF_TYPE, TYPE_OF_ROLE } from "./message-types.js";
+export type {
+  CallerMetadata,
+  CompressionFacts,
+  FinalStatus,
+  GatewayConversation,
+  GatewayFacts,
+  GatewayMessage,
+  GatewayMessageMetadata,
+  GatewayMessageStatus,
+  GatewayMessageType,
+} from "./message-types.js";
+export type { Summarizer, SummaryRequest, SummaryResult } from "./summarizer.js";
+export {
+  CALLER_METADATA_MAX_KEYS,
+  CALLER_METADATA_MAX_KEY_LENGTH,
+  CALLER_METADATA_MAX_VALUE_LENGTH,
+  DEFAULT_GATEWAY_LIMITS,
+} from "./validation.js";
+export type { GatewayLimits } from "./validation.js";

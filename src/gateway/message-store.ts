@@ -1,0 +1,343 @@
+import { VerbatimError } from "../core/errors.js";
+import type { Block } from "../history/message.js";
+import type { StoreDatabase } from "../store/database.js";
+import {
+  findConversation,
+  insertConversation,
+} from "../store/repositories/gateway-conversations.js";
+import { newId } from "./ids.js";
+import {
+  findAnchor,
+  findMessageRow,
+  findMessageRows,
+  finishMessageRow,
+  listContinuationIds,
+  listConversationRows,
+  readChainRows,
+} from "../store/repositories/gateway-messages.js";
+import { inTransaction } from "../store/transaction.js";
+import { appendChain, type AppendPlan, type PreparedMessage } from "./append.js";
+import { requestFingerprint, type IdempotentOperation } from "./idempotency.js";
+import type {
+  CallerMetadata,
+  FinalStatus,
+  GatewayConversation,
+  GatewayFacts,
+  GatewayMessage,
+  GatewayMessageStatus,
+} from "./message-types.js";
+import { conversationNotFound, messageNotFound } from "./not-found.js";
+import { conversationFromRow, messageFromRow, parseStoredMetadata } from "./rows.js";
+import {
+  DEFAULT_GATEWAY_LIMITS,
+  appendMessageSchema,
+  checkCallerMetadata,
+  finalStatusSchema,
+  idSchema,
+  idempotencyKeySchema,
+  parseGatewayFacts,
+  parseOrThrow,
+  serializeContent,
+  subjectSchema,
+  type GatewayLimits,
+} from "./validation.js";
+import { z } from "zod";
+import { blockSchema } from "../history/schema.js";
+
+/** One message to append (validated: see docs/store.md). */
+export interface AppendMessageInput {
+  readonly role: "user" | "assistant" | "tool";
+  /** Defaults from the role: user, assistant, tool_result. */
+  readonly type?: "user" | "assistant" | "tool_result";
+  readonly content: readonly Block[];
+  /** Default `completed`; `in_progress` only for the last message of a write. */
+  readonly status?: GatewayMessageStatus;
+  /** The caller's string pairs (B5). */
+  readonly metadata?: CallerMetadata;
+  /** Facts the gateway owns (model, provider, usage, provider response id). */
+  readonly gateway?: GatewayFacts;
+}
+
+export interface AppendInput {
+  /** The anchor this write continues, or null to start a chain. */
+  readonly previousMessageId: string | null;
+  /** Needed to start a new chain in an existing conversation; checked against the anchor. */
+  readonly conversationId?: string;
+  readonly messages: readonly AppendMessageInput[];
+  /** Metadata of the conversation a write without anchor and conversation creates. */
+  readonly conversationMetadata?: CallerMetadata;
+  readonly idempotencyKey?: string;
+}
+
+export interface FinishInput {
+  readonly status: FinalStatus;
+  /** The final content; the content written at start is kept when absent. */
+  readonly content?: readonly Block[];
+  /** Facts known at the end (usage, provider response id), merged over those given at start. */
+  readonly gateway?: GatewayFacts;
+}
+
+/** The model-visible context of an anchor: its chain from the start or the last summary. */
+export interface MessageContext {
+  readonly anchor: GatewayMessage;
+  /** Oldest first; the last one is the anchor. */
+  readonly messages: readonly GatewayMessage[];
+}
+
+export interface GatewayMessageStoreOptions {
+  readonly limits?: Partial<GatewayLimits>;
+  /** The clock (tests). */
+  readonly now?: () => Date;
+}
+
+const appendInputSchema = z.strictObject({
+  previousMessageId: idSchema.nullable(),
+  conversationId: idSchema.optional(),
+  messages: z.array(z.unknown()).min(1, "expected at least one message"),
+  conversationMetadata: z.unknown().optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
+});
+
+/**
+ * The gateway's conversation message store (SPEC B1, B3–B6, B13) over one database: chains of
+ * messages with forks, their lifecycle, their context, scoped to one subject per call.
+ */
+export class GatewayMessageStore {
+  readonly database: StoreDatabase;
+  readonly limits: GatewayLimits;
+  readonly #now: () => Date;
+
+  constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
+    this.database = database;
+    this.limits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  now(): string {
+    return this.#now().toISOString();
+  }
+
+  /** Creates an empty conversation; its first chain starts with an append without anchor. */
+  async createConversation(
+    subjectUid: string,
+    input: { readonly metadata?: CallerMetadata } = {},
+  ): Promise<GatewayConversation> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const row = {
+      id: newId("conv"),
+      subject_uid: subject,
+      created_at: this.now(),
+      metadata: JSON.stringify(checkCallerMetadata(input.metadata, "metadata")),
+    };
+    await insertConversation(this.database.db, row);
+    return conversationFromRow(row);
+  }
+
+  /** Appends messages as a chain continuing `previousMessageId` (B4). */
+  async appendMessages(subjectUid: string, input: AppendInput): Promise<GatewayMessage[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const request = parseOrThrow(appendInputSchema, input, "");
+    if (request.messages.length > this.limits.maxMessagesPerWrite) {
+      throw new VerbatimError(
+        "gateway_content_too_large",
+        `a write appends at most ${this.limits.maxMessagesPerWrite} messages, got ${request.messages.length}`,
+        { where: "messages", hint: "Split the write; nothing was written" },
+      );
+    }
+    const messages = request.messages.map((raw, index) => {
+      const where = `messages[${index}]`;
+      const message = parseOrThrow(appendMessageSchema, raw, where);
+      if (message.status === "in_progress" && index !== request.messages.length - 1) {
+        throw new VerbatimError(
+          "gateway_input_invalid",
+          "only the last message of a write can be in_progress",
+          { where: `${where}.status`, hint: "Append the messages after it once it is finished" },
+        );
+      }
+      const prepared: PreparedMessage = {
+        type: message.type,
+        role: message.role,
+        status: message.status ?? "completed",
+        content: serializeContent(message.content, message.role, this.limits, `${where}.content`),
+        metadata: JSON.stringify({
+          caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
+          gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),
+        }),
+        startsContext: false,
+      };
+      return prepared;
+    });
+    const conversationMetadata = checkCallerMetadata(
+      request.conversationMetadata,
+      "conversationMetadata",
+    );
+    return this.runAppend(
+      {
+        subjectUid: subject,
+        conversationId: request.conversationId,
+        previousMessageId: request.previousMessageId,
+        messages,
+        conversationMetadata,
+        now: this.now(),
+      },
+      request.idempotencyKey,
+      "append",
+      { ...request, messages },
+    );
+  }
+
+  /** Appends with an idempotency key, when given, and returns the stored messages. */
+  async runAppend(
+    plan: Omit<AppendPlan, "idempotency">,
+    idempotencyKey: string | undefined,
+    operation: IdempotentOperation,
+    fingerprintOf: unknown,
+  ): Promise<GatewayMessage[]> {
+    const outcome = await appendChain(this.database, {
+      ...plan,
+      ...(idempotencyKey === undefined
+        ? {}
+        : {
+            idempotency: {
+              key: idempotencyKey,
+              operation,
+              fingerprint: requestFingerprint(operation, fingerprintOf),
+            },
+          }),
+    });
+    if (!outcome.replayed) return outcome.rows.map(messageFromRow);
+    const rows = await findMessageRows(
+      this.database.db,
+      plan.subjectUid,
+      outcome.result.messageIds,
+    );
+    return rows.map(messageFromRow);
+  }
+
+  /**
+   * Starts a message (`in_progress`) continuing the anchor: written before the model answers,
+   * so a crash leaves a visible in_progress row, not a hole.
+   */
+  async startMessage(
+    subjectUid: string,
+    input: Omit<AppendInput, "messages"> & {
+      readonly message: Omit<AppendMessageInput, "status">;
+    },
+  ): Promise<GatewayMessage> {
+    const { message, ...rest } = input;
+    const [started] = await this.appendMessages(subjectUid, {
+      ...rest,
+      messages: [{ ...message, status: "in_progress" }],
+    });
+    if (started === undefined) throw new Error("append returned no message");
+    return started;
+  }
+
+  /** Gives an in_progress message its final status and content (its only update). */
+  async finishMessage(
+    subjectUid: string,
+    messageId: string,
+    input: FinishInput,
+  ): Promise<GatewayMessage> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, messageId, "messageId");
+    const status = parseOrThrow(finalStatusSchema, input.status, "status");
+    const content =
+      input.content === undefined
+        ? undefined
+        : parseOrThrow(z.array(blockSchema), input.content, "content");
+    const facts = parseGatewayFacts(input.gateway, "gateway");
+    return inTransaction(this.database, async (trx) => {
+      const row = await findMessageRow(trx, subject, id);
+      if (row === undefined) throw messageNotFound(id);
+      if (row.status !== "in_progress") {
+        throw new VerbatimError(
+          "gateway_message_not_in_progress",
+          `message ${id} is already ${row.status}; a finished message never changes`,
+          { where: id, hint: "Read the message for its final state" },
+        );
+      }
+      const stored = parseStoredMetadata(row, row.metadata);
+      const role = row.role as "user" | "assistant" | "tool";
+      const final = {
+        status,
+        content:
+          content === undefined
+            ? row.content
+            : serializeContent(content, role, this.limits, "content"),
+        metadata: JSON.stringify({
+          caller: stored.caller,
+          gateway: { ...stored.gateway, ...facts },
+        }),
+        updated_at: this.now(),
+      };
+      if (!(await finishMessageRow(trx, subject, id, final))) throw messageNotFound(id);
+      return messageFromRow({ ...row, ...final });
+    });
+  }
+
+  async getMessage(subjectUid: string, messageId: string): Promise<GatewayMessage> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, messageId, "messageId");
+    const row = await findMessageRow(this.database.db, subject, id);
+    if (row === undefined) throw messageNotFound(id);
+    return messageFromRow(row);
+  }
+
+  async getConversation(subjectUid: string, conversationId: string): Promise<GatewayConversation> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, conversationId, "conversationId");
+    const row = await findConversation(this.database.db, subject, id);
+    if (row === undefined) throw conversationNotFound(id);
+    return conversationFromRow(row);
+  }
+
+  /**
+   * The model-visible context of an anchor (B4, B6): the chain from the anchor back to its
+   * start, or to the summary that replaced its past, oldest first.
+   */
+  async readContext(subjectUid: string, anchorId: string): Promise<MessageContext> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, anchorId, "anchorId");
+    const anchor = await findAnchor(this.database.db, subject, id);
+    if (anchor === undefined) throw messageNotFound(id);
+    const rows = await readChainRows(this.database.db, subject, anchor, anchor.context_start_depth);
+    const messages = rows.map(messageFromRow);
+    const last = messages[messages.length - 1];
+    if (last === undefined || last.id !== id) throw messageNotFound(id);
+    return { anchor: last, messages };
+  }
+
+  /** The whole stored chain of an anchor back to its first message, summaries and all (audit). */
+  async readFullChain(subjectUid: string, anchorId: string): Promise<GatewayMessage[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, anchorId, "anchorId");
+    const anchor = await findAnchor(this.database.db, subject, id);
+    if (anchor === undefined) throw messageNotFound(id);
+    return (await readChainRows(this.database.db, subject, anchor, 0)).map(messageFromRow);
+  }
+
+  /** Every message of a conversation (all branches), in the order written, paged. */
+  async listMessages(
+    subjectUid: string,
+    conversationId: string,
+    page: { readonly limit?: number; readonly offset?: number } = {},
+  ): Promise<GatewayMessage[]> {
+    const conversation = await this.getConversation(subjectUid, conversationId);
+    const limit = parseOrThrow(z.int().min(1).max(10_000), page.limit ?? 1000, "limit");
+    const offset = parseOrThrow(z.int().min(0), page.offset ?? 0, "offset");
+    const rows = await listConversationRows(
+      this.database.db,
+      conversation.subjectUid,
+      conversation.id,
+      { limit, offset },
+    );
+    return rows.map(messageFromRow);
+  }
+
+  /** The ids of the messages that continue a message: more than one means forks. */
+  async listContinuations(subjectUid: string, messageId: string): Promise<string[]> {
+    const message = await this.getMessage(subjectUid, messageId);
+    return listContinuationIds(this.database.db, message.subjectUid, message.id);
+  }
+}

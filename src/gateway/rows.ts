@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { VerbatimError } from "../core/errors.js";
+import { blockSchema } from "../history/schema.js";
+import type { Block, Role } from "../history/message.js";
+import type { ConversationRow } from "../store/repositories/gateway-conversations.js";
+import type { MessageRow } from "../store/repositories/gateway-messages.js";
+import {
+  ROLE_OF_TYPE,
+  type CallerMetadata,
+  type GatewayConversation,
+  type GatewayFacts,
+  type GatewayMessage,
+  type GatewayMessageStatus,
+  type GatewayMessageType,
+} from "./message-types.js";
+import { storedGatewayFactsSchema } from "./validation.js";
+
+/**
+ * Rows to gateway values. Rows are validated on the way out as well (zod), so a row changed
+ * behind the store's back is reported, not passed on.
+ */
+const contentSchema = z.array(blockSchema);
+const storedMetadataSchema = z.strictObject({
+  caller: z.record(z.string(), z.string()),
+  gateway: storedGatewayFactsSchema,
+});
+const typeSchema = z.enum(["user", "assistant", "tool_result", "summary"]);
+const statusSchema = z.enum(["in_progress", "completed", "failed", "incomplete", "cancelled"]);
+
+function corrupt(row: { id: string }, what: string, cause?: unknown): VerbatimError {
+  return new VerbatimError("store_row_invalid", `stored message ${row.id} has an invalid ${what}`, {
+    where: `ai_gateway_messages ${row.id}`,
+    hint: "The row was changed outside verbatim; restore it from a backup",
+    cause,
+  });
+}
+
+function parseJson(row: { id: string }, column: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw corrupt(row, column, error);
+  }
+}
+
+export function parseStoredMetadata(
+  row: { id: string },
+  text: string,
+): { caller: CallerMetadata; gateway: GatewayFacts } {
+  const metadata = storedMetadataSchema.safeParse(parseJson(row, "metadata", text));
+  if (!metadata.success) throw corrupt(row, "metadata", metadata.error);
+  return metadata.data;
+}
+
+export function messageFromRow(row: MessageRow): GatewayMessage {
+  const type = typeSchema.safeParse(row.type);
+  const status = statusSchema.safeParse(row.status);
+  if (!type.success) throw corrupt(row, "type");
+  if (!status.success) throw corrupt(row, "status");
+  const role: Role = ROLE_OF_TYPE[type.data as GatewayMessageType];
+  if (row.role !== role) throw corrupt(row, "role");
+  const content = contentSchema.safeParse(parseJson(row, "content", row.content));
+  if (!content.success) throw corrupt(row, "content", content.error);
+  return {
+    id: row.id,
+    subjectUid: row.subject_uid,
+    conversationId: row.conversation_id,
+    previousMessageId: row.previous_message_id,
+    type: type.data,
+    role,
+    status: status.data as GatewayMessageStatus,
+    content: content.data as Block[],
+    metadata: parseStoredMetadata(row, row.metadata),
+    depth: row.depth,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function conversationFromRow(row: ConversationRow): GatewayConversation {
+  const metadata = z
+    .record(z.string(), z.string())
+    .safeParse(parseJson(row, "metadata", row.metadata));
+  if (!metadata.success) throw corrupt(row, "metadata", metadata.error);
+  return {
+    id: row.id,
+    subjectUid: row.subject_uid,
+    metadata: metadata.data,
+    createdAt: row.created_at,
+  };
+}
