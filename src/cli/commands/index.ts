@@ -6,6 +6,7 @@ import { dbMigrate } from "./db-migrate.js";
 import { formatCanonicalize } from "./format-canonicalize.js";
 import { keysCreate, keysRevoke } from "./keys.js";
 import { serve } from "./serve.js";
+import { trajectoryProject } from "./trajectory-project.js";
 
 /** Every `verbatim` command (docs/cli.md lists them). Add new commands here. */
-export const commands: readonly Command[] = [formatCanonicalize, archiveShow, archiveCheck, archiveResave, dbMigrate, serve, keysCreate, keysRevoke];
+export const commands: readonly Command[] = [formatCanonicalize, archiveShow, archiveCheck, archiveResave, dbMigrate, trajectoryProject, serve, keysCreate, keysRevoke];
