@@ -1,3 +1,4 @@
+import { type ErrorCode, VerbatimError } from "../core/index.js";
 import type { CliBackend, CliCost, CliTurnInput, CliTurnResult } from "../conversation/index.js";
 import { restoredSessionMessage } from "../conversation/index.js";
 import type { Item, Usage } from "../format/index.js";
@@ -88,6 +89,8 @@ export class CliAgentBackend implements CliBackend {
   readonly provider: string;
   readonly model: string;
   private session: string | undefined;
+  /** Why the last turn failed, with its error code (docs/errors.md); undefined after a success. */
+  lastFailure: VerbatimError | undefined;
 
   constructor(
     private readonly dialect: CliDialect,
@@ -153,6 +156,7 @@ export class CliAgentBackend implements CliBackend {
     const reportedUsage = subscription ? withoutCost(usage) : usage;
 
     if (run.outcome === "cancelled") {
+      this.lastFailure = undefined;
       for (const event of parser.unfinishedTools("cancelled")) turn.take(event);
       return {
         history: turn.history(input.userMessage),
@@ -162,46 +166,69 @@ export class CliAgentBackend implements CliBackend {
       };
     }
     const failure = this.failureOf(run, parser, turn, command);
+    this.lastFailure = failure;
     if (failure !== undefined) {
       for (const event of parser.unfinishedTools("failed")) turn.take(event);
-      return { history: turn.history(input.userMessage), usage: reportedUsage, cost, failure };
+      return {
+        history: turn.history(input.userMessage),
+        usage: reportedUsage,
+        cost,
+        failure: failure.message,
+      };
     }
     return { history: turn.history(input.userMessage), usage: reportedUsage, cost };
   }
 
-  /** Why the turn failed, with the CLI's standard error; undefined when it did not. */
+  /**
+   * Why the turn failed, with the CLI's standard error; undefined when it did not. The code is
+   * the first reason's (a missing binary, a start failure, malformed output, a non-zero exit,
+   * a turn the CLI reported as failed), the message lists every reason, then the stderr tail.
+   */
   private failureOf(
     run: CliProcessResult,
     parser: AgentStreamParser,
     turn: TurnCollector,
     command: string,
-  ): string | undefined {
+  ): VerbatimError | undefined {
     const name = this.dialect.name;
-    const reasons: string[] = [...turn.failures];
+    const reasons: [ErrorCode, string][] = turn.failures.map((text) => [
+      "cli_agent_turn_failed",
+      text,
+    ]);
     if (run.outcome === "notFound") {
-      reasons.push(
+      reasons.push([
+        "cli_agent_not_found",
         `${name} is not installed: \`${command}\` was not found on PATH. ${this.dialect.installHint}, or pass the path of the executable as \`command\``,
-      );
+      ]);
     } else if (run.outcome === "spawnFailed") {
-      reasons.push(
+      reasons.push([
+        "cli_agent_start_failed",
         `${name} (\`${command}\`) could not be started: ${run.startError ?? "unknown error"}`,
-      );
+      ]);
     } else {
       if (parser.malformedLine !== undefined) {
-        reasons.push(`${name} wrote a line that is not a JSON event: ${parser.malformedLine}`);
+        reasons.push([
+          "cli_agent_malformed_output",
+          `${name} wrote a line that is not a JSON event: ${parser.malformedLine}`,
+        ]);
       }
       if (run.exitCode !== 0) {
         const how =
           run.signal === null ? `exit code ${run.exitCode ?? "?"}` : `signal ${run.signal}`;
-        reasons.push(`${name} exited with ${how}`);
+        reasons.push(["cli_agent_exit", `${name} exited with ${how}`]);
       } else if (!parser.sawTurnEnd && reasons.length === 0) {
-        reasons.push(`${name} ended without finishing the turn`);
+        reasons.push(["cli_agent_turn_failed", `${name} ended without finishing the turn`]);
       }
     }
-    if (reasons.length === 0) return undefined;
+    const first = reasons[0];
+    if (first === undefined) return undefined;
     const stderr = run.stderr.trim();
     const tail = stderr.length > 4000 ? `…${stderr.slice(-4000)}` : stderr;
-    return tail === "" ? reasons.join("\n") : `${reasons.join("\n")}\nstderr:\n${tail}`;
+    const text = reasons.map(([, reason]) => reason).join("\n");
+    return new VerbatimError(first[0], tail === "" ? text : `${text}\nstderr:\n${tail}`, {
+      where: `${command} ${this.dialect.args(this.options, undefined).join(" ")}`,
+      details: { codes: reasons.map(([code]) => code), exitCode: run.exitCode },
+    });
   }
 }
 
