@@ -47,6 +47,11 @@ export interface RoundRequest {
   readonly system: string | undefined;
   /** The whole history to send, exactly as it will be recorded. */
   readonly history: readonly Message[];
+  /**
+   * Where the running turn starts in `history`. Provider material kept in memory for the
+   * running turn (thinking signatures, A23) is sent only with messages at or after it.
+   */
+  readonly turnStart: number;
   readonly images: ImageBytesLookup;
   /** Tools offered to the model; empty for the compaction call. */
   readonly tools: readonly ToolDefinition[];
@@ -64,6 +69,8 @@ export type RoundEvent =
       readonly type: "webSearch";
       readonly query: string;
       readonly results: readonly { readonly title: string; readonly url: string }[];
+      /** The results as the provider gave them in text, when not split into title and url. */
+      readonly detail?: string;
     };
 
 export interface RoundResult {

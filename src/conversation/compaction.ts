@@ -102,6 +102,7 @@ export async function runCompaction(
     const result = await backend.round({
       system: host.system,
       history: request,
+      turnStart: request.length,
       images: (sha256) => host.imageStore.get(sha256),
       tools: host.tools.map(toolDefinition),
       signal: control.controller.signal,

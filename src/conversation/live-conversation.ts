@@ -69,6 +69,8 @@ class Conversation implements LiveConversation, TurnHost {
   private readonly meter: ContextMeter;
   private turn: (TurnControl & { paused: boolean; done: Promise<void> }) | undefined;
   private compacting = false;
+  /** The message of a turn that is starting: not yet in history or the panel. */
+  private starting: PendingMessage | undefined;
   private epoch = 0;
   /** The next CLI turn must start a new session with the transcript (A25). */
   private cliNeedsTranscript: boolean;
@@ -114,7 +116,10 @@ class Conversation implements LiveConversation, TurnHost {
     return this.state.estimatedCost;
   }
   snapshot(): SavedConversation {
-    return savedFromState(this.state);
+    const saved = savedFromState(this.state);
+    // A message whose turn is starting (its sections still being gathered) is saved as waiting.
+    if (this.starting !== undefined) saved.queued.unshift(this.starting);
+    return saved;
   }
   images(): Map<string, Uint8Array> {
     return new Map(this.imageStore);
@@ -241,13 +246,16 @@ class Conversation implements LiveConversation, TurnHost {
     const control = this.newControl(false);
     this.turn = control;
     const itemId = message.id;
-    const item: Item = { id: itemId, type: "user", text: message.text };
-    if (message.images !== undefined) item.hasImage = true;
-    this.state.items.push(item);
+    this.starting = message;
     this.options.onTurnStarted?.();
     this.update();
     control.done = this.runTurn(control, message).catch((error: unknown) => {
       if (!control.alive()) return;
+      if (this.starting === message) {
+        // The turn never began (the host's sections failed): the message goes back to the input.
+        this.starting = undefined;
+        this.state.unsent.push(message);
+      }
       const text = error instanceof Error ? error.message : String(error);
       this.state.items.push({ id: this.newId(), type: "failure", message: text });
       this.endTurn(control, "failed");
@@ -258,8 +266,12 @@ class Conversation implements LiveConversation, TurnHost {
   private async runTurn(control: TurnControl & { paused: boolean }, message: PendingMessage) {
     const backend = this.current;
     cancelOpenCalls(this);
-    const supplied = (await this.options.sections?.()) ?? [];
+    const supplied = this.options.sections === undefined ? [] : await this.options.sections();
     if (!control.alive()) return;
+    this.starting = undefined;
+    const item: Item = { id: message.id, type: "user", text: message.text };
+    if (message.images !== undefined) item.hasImage = true;
+    this.state.items.push(item);
     const restoredTranscript =
       backend.kind === "cli" && this.cliNeedsTranscript
         ? transcriptText(this.state.items.slice(0, -1))
@@ -455,6 +467,7 @@ class Conversation implements LiveConversation, TurnHost {
     turn?.controller.abort();
     this.turn = undefined;
     this.compacting = false;
+    this.starting = undefined;
     this.state = emptyState();
     this.imageStore = new Map();
     this.notices = [];

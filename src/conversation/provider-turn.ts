@@ -54,6 +54,7 @@ class PanelStream {
           type: "webSearch",
           query: event.query,
           results: [...event.results],
+          ...(event.detail === undefined ? {} : { detail: event.detail }),
         });
         break;
       default: {
@@ -87,6 +88,7 @@ export async function runProviderRounds(
       result = await backend.round({
         system: host.system,
         history: [...host.state.history],
+        turnStart: host.state.sentFacts.at(-1)?.message ?? 0,
         images: (sha256) => host.imageStore.get(sha256),
         tools,
         signal,
