@@ -89,6 +89,8 @@ export class CliAgentBackend implements CliBackend {
   readonly provider: string;
   readonly model: string;
   private session: string | undefined;
+  /** A restored transcript whose turn ended before the CLI opened a session. */
+  private pendingTranscript: string | undefined;
   /** Why the last turn failed, with its error code (docs/errors.md); undefined after a success. */
   lastFailure: VerbatimError | undefined;
 
@@ -107,12 +109,15 @@ export class CliAgentBackend implements CliBackend {
 
   reset(): void {
     this.session = undefined;
+    this.pendingTranscript = undefined;
   }
 
   async runTurn(input: CliTurnInput): Promise<CliTurnResult> {
-    const restored = input.restoredTranscript;
     // A25: the CLI's own session cannot outlive the document; a restored turn starts afresh.
-    if (restored !== undefined) this.session = undefined;
+    // When that turn failed before the CLI opened a session, the next one still carries it.
+    const restored =
+      input.restoredTranscript ?? (this.session === undefined ? this.pendingTranscript : undefined);
+    if (input.restoredTranscript !== undefined) this.session = undefined;
     const cliMessage =
       restored === undefined || restored === ""
         ? input.message
@@ -142,6 +147,7 @@ export class CliAgentBackend implements CliBackend {
     });
     log({ kind: "end", outcome: run.outcome, exitCode: run.exitCode, stderr: run.stderr });
     if (turn.session !== undefined) this.session = turn.session;
+    this.pendingTranscript = this.session === undefined ? restored : undefined;
 
     const env = this.options.env ?? process.env;
     const subscription = billingIsSubscription(this.options.billing, turn.subscription, () =>
