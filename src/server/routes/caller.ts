@@ -1,6 +1,9 @@
 import type { FastifyInstance } from "fastify";
+import { GatewayMessageStore } from "../../gateway/message-store.js";
 import type { StoreDatabase } from "../../store/database.js";
-import type { UpstreamConfig } from "../upstream/config.js";
+import { ResponsesService } from "../responses/service.js";
+import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
+import { registerResponseRoutes } from "./responses.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
@@ -8,4 +11,7 @@ export interface CallerRouteOptions {
 }
 
 /** Caller routes (/v1): responses, compression, jobs; under per-subject API keys. */
-export function registerCallerRoutes(_app: FastifyInstance, _options: CallerRouteOptions): void {}
+export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
+  const store = new GatewayMessageStore(options.database);
+  registerResponseRoutes(app, new ResponsesService(store, options.upstream ?? NO_UPSTREAM));
+}

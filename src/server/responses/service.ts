@@ -1,0 +1,226 @@
+import { isVerbatimError, VerbatimError } from "../../core/errors.js";
+import type { GatewayMessageStore } from "../../gateway/message-store.js";
+import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { Message } from "../../history/message.js";
+import { renderRequest } from "../../providers/render.js";
+import { streamRound } from "../../providers/transport.js";
+import type { RoundResult, StreamEvent, ToolDefinition } from "../../providers/types.js";
+import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import {
+  callsOf,
+  inputToMessages,
+  messageToItems,
+  responseObject,
+  type ResponseFacts,
+} from "./convert.js";
+import { modelVisibleHistory } from "./model-context.js";
+import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
+
+/** Receives a response's events while it streams (POST /v1/responses with stream: true). */
+export interface ResponseSink {
+  begin(response: ResponseObject): void;
+  event(event: StreamEvent): void;
+}
+
+const toMessage = (message: GatewayMessage): Message => ({
+  role: message.role,
+  content: message.content,
+});
+
+function upstreamError(error: unknown): VerbatimError {
+  if (isVerbatimError(error)) {
+    if (error.code === "provider_api_key_missing") {
+      return new VerbatimError("upstream_not_configured", error.message, {
+        hint: "Set the provider's API key in the server's environment (docs/server.md)",
+      });
+    }
+    if (error.code === "provider_timeout") {
+      return new VerbatimError("upstream_timeout", error.message, {
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        cause: error,
+      });
+    }
+    if (error.code.startsWith("provider_")) {
+      return new VerbatimError("upstream_failed", error.message, {
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+        cause: error,
+      });
+    }
+    return error;
+  }
+  return new VerbatimError(
+    "upstream_failed",
+    `the upstream request failed: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
+}
+
+function toolDefinitions(tools: CreateResponseBody["tools"]): ToolDefinition[] {
+  return (tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchema: (tool.parameters ?? {
+      type: "object",
+      properties: {},
+    }) as ToolDefinition["inputSchema"],
+  }));
+}
+
+/**
+ * The stateful Responses API over the gateway store: every input and output message is stored
+ * in ai_gateway_messages; the model sees the model-visible context of previous_response_id
+ * rendered for the upstream provider through src/providers.
+ */
+export class ResponsesService {
+  constructor(
+    private readonly store: GatewayMessageStore,
+    private readonly upstream: UpstreamConfig,
+  ) {}
+
+  async create(
+    subject: string,
+    body: CreateResponseBody,
+    sink?: ResponseSink,
+  ): Promise<ResponseObject> {
+    // Everything that can refuse the request runs before anything is written.
+    const { provider, upstream } = resolveUpstream(this.upstream, body.model);
+    const previousId = body.previous_response_id ?? null;
+    const context =
+      previousId === null ? [] : (await this.store.readContext(subject, previousId)).messages;
+    const contextHistory = context.map(toMessage);
+    const inputs = inputToMessages(body.input, callsOf(contextHistory));
+    const maxTokens = body.max_output_tokens ?? this.upstream.defaultMaxOutputTokens;
+    const stream = sink !== undefined;
+    const { history } = modelVisibleHistory([...contextHistory, ...inputs]);
+    const rendered = renderRequest(provider, {
+      history,
+      images: () => undefined,
+      options: {
+        model: body.model,
+        ...(body.instructions === undefined || body.instructions === null
+          ? {}
+          : { system: body.instructions }),
+        ...(body.tools === undefined || body.tools.length === 0
+          ? {}
+          : { tools: toolDefinitions(body.tools) }),
+        maxTokens,
+        stream: true,
+      },
+    });
+    const metadata = body.metadata ?? {};
+    const stored = await this.store.appendMessages(subject, {
+      previousMessageId: previousId,
+      conversationMetadata: {},
+      messages: [
+        ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
+        {
+          role: "assistant" as const,
+          content: [],
+          status: "in_progress" as const,
+          metadata,
+          gateway: { model: body.model, provider },
+        },
+      ],
+    });
+    const output = stored[stored.length - 1];
+    if (output === undefined) throw new Error("append returned no message");
+    const facts: ResponseFacts = {
+      previousResponseId: previousId,
+      instructions: body.instructions ?? null,
+      tools: body.tools,
+      maxOutputTokens: body.max_output_tokens ?? null,
+    };
+    sink?.begin(responseObject(output, facts));
+    let result: RoundResult;
+    try {
+      const events = streamRound(
+        { provider, model: body.model, body: rendered.body, stream: true },
+        {
+          apiKey: upstream.apiKey,
+          ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
+          env: {},
+          timeoutMs: this.upstream.timeoutMs,
+          maxRetries: this.upstream.maxRetries,
+        },
+      );
+      for (;;) {
+        const next = await events.next();
+        if (next.done === true) {
+          result = next.value;
+          break;
+        }
+        if (stream) sink.event(next.value);
+      }
+    } catch (error) {
+      const failure = upstreamError(error);
+      await this.store.finishMessage(subject, output.id, {
+        status: "failed",
+        gateway: { error: { code: failure.code, message: failure.message.slice(0, 4000) } },
+      });
+      throw failure;
+    }
+    const finished = await this.store.finishMessage(subject, output.id, {
+      status: result.stopReason === "max_tokens" ? "incomplete" : "completed",
+      content: result.message.content,
+      gateway: {
+        model: result.model,
+        provider,
+        ...(result.responseId === undefined ? {} : { providerResponseId: result.responseId }),
+        usage: result.usage,
+        stopReason: result.stopReason,
+      },
+    });
+    return responseObject(finished, facts);
+  }
+
+  /** The messages a stored response took as input, and the anchor it continued. */
+  async #inputsOf(
+    subject: string,
+    output: GatewayMessage,
+  ): Promise<{
+    readonly inputs: GatewayMessage[];
+    readonly previousResponseId: string | null;
+  }> {
+    const { messages } = await this.store.readContext(subject, output.id);
+    const inputs: GatewayMessage[] = [];
+    let index = messages.length - 2;
+    for (; index >= 0; index--) {
+      const message = messages[index];
+      if (message === undefined) break;
+      const isResponse =
+        message.type === "assistant" && message.metadata.gateway.model !== undefined;
+      if (isResponse || message.type === "summary") break;
+      inputs.unshift(message);
+    }
+    const previous = index >= 0 ? messages[index] : undefined;
+    return { inputs, previousResponseId: previous?.id ?? null };
+  }
+
+  async get(subject: string, id: string): Promise<ResponseObject> {
+    const output = await this.#response(subject, id);
+    const { previousResponseId } = await this.#inputsOf(subject, output);
+    return responseObject(output, {
+      previousResponseId,
+      instructions: null,
+      tools: [],
+      maxOutputTokens: null,
+    });
+  }
+
+  async inputItems(subject: string, id: string): Promise<ResponseItem[]> {
+    const output = await this.#response(subject, id);
+    const { inputs } = await this.#inputsOf(subject, output);
+    return inputs.flatMap(messageToItems);
+  }
+
+  async #response(subject: string, id: string): Promise<GatewayMessage> {
+    const message = await this.store.getMessage(subject, id);
+    if (message.type !== "assistant" && message.type !== "summary") {
+      throw new VerbatimError("resource_not_found", `no response ${id}`, {
+        where: id,
+        hint: "Response ids are the ids POST /v1/responses returned (or a summary's id)",
+      });
+    }
+    return message;
+  }
+}

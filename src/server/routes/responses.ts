@@ -1,0 +1,104 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { errorReplySchema } from "../errors.js";
+import {
+  createResponseBodySchema,
+  inputItemListSchema,
+  inputItemsQuerySchema,
+  responseIdParamsSchema,
+  responseObjectSchema,
+} from "../responses/schemas.js";
+import type { ResponsesService } from "../responses/service.js";
+import { StreamingResponseWriter } from "../responses/stream-writer.js";
+
+const errors = {
+  400: errorReplySchema,
+  401: errorReplySchema,
+  404: errorReplySchema,
+  409: errorReplySchema,
+  413: errorReplySchema,
+  429: errorReplySchema,
+  502: errorReplySchema,
+  503: errorReplySchema,
+  504: errorReplySchema,
+};
+
+/** POST /v1/responses, GET /v1/responses/:id, GET /v1/responses/:id/input_items. */
+export function registerResponseRoutes(app: FastifyInstance, service: ResponsesService): void {
+  app.post<{ Body: z.infer<typeof createResponseBodySchema> }>(
+    "/v1/responses",
+    {
+      schema: {
+        summary: "Create a response (continues previous_response_id; stream: true for SSE)",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        body: createResponseBodySchema,
+        response: { 200: responseObjectSchema, ...errors },
+      },
+    },
+    async (request, reply) => {
+      if (request.body.stream !== true) return service.create(request.subjectUid, request.body);
+      const writer = new StreamingResponseWriter(reply, request.id);
+      try {
+        writer.complete(await service.create(request.subjectUid, request.body, writer));
+      } catch (error) {
+        if (!writer.begun) throw error;
+        request.log.warn({ err: error }, "streamed response failed");
+        writer.fail(error);
+      }
+      return reply;
+    },
+  );
+
+  app.get<{ Params: z.infer<typeof responseIdParamsSchema> }>(
+    "/v1/responses/:id",
+    {
+      schema: {
+        summary: "Read a stored response",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        params: responseIdParamsSchema,
+        response: { 200: responseObjectSchema, ...errors },
+      },
+    },
+    async (request) => service.get(request.subjectUid, request.params.id),
+  );
+
+  app.get<{
+    Params: z.infer<typeof responseIdParamsSchema>;
+    Querystring: z.infer<typeof inputItemsQuerySchema>;
+  }>(
+    "/v1/responses/:id/input_items",
+    {
+      schema: {
+        summary: "The input items a stored response took",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        params: responseIdParamsSchema,
+        querystring: inputItemsQuerySchema,
+        response: { 200: inputItemListSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { limit, order, after, before } = request.query;
+      let items = await service.inputItems(request.subjectUid, request.params.id);
+      if (order === "desc") items = [...items].reverse();
+      if (after !== undefined) {
+        const index = items.findIndex((item) => item.id === after);
+        items = index < 0 ? [] : items.slice(index + 1);
+      }
+      if (before !== undefined) {
+        const index = items.findIndex((item) => item.id === before);
+        items = index < 0 ? [] : items.slice(0, index);
+      }
+      const data = items.slice(0, limit);
+      return {
+        object: "list" as const,
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data[data.length - 1]?.id ?? null,
+        has_more: items.length > limit,
+      };
+    },
+  );
+}

@@ -1,0 +1,13 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+
+// The console page: built into dist/web, which `verbatim serve` serves at `/`.
+export default defineConfig({
+  root: fileURLToPath(new URL(".", import.meta.url)),
+  base: "/",
+  build: {
+    outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
+    emptyOutDir: true,
+    target: "es2022",
+  },
+});
