@@ -147,6 +147,26 @@ describe("Codex backend", () => {
     expect(missing.history).toEqual([]);
   });
 
+  it("a command still running when the turn is cancelled is shown as cancelled", async () => {
+    // The first four lines of the docs' sample: the command has started, not finished.
+    const fake = fakeCli(["codex/exec-doc-sample.jsonl|lines=4|hang"]);
+    const controller = new AbortController();
+    const { input, items } = turnInput("x", {
+      signal: controller.signal,
+      onItem: (item) => {
+        if (item.type === "tool") controller.abort();
+      },
+    });
+    const result = await codexBackend({ env: fake.env, killGraceMs: 500 }).runTurn(input);
+    expect(result.cancelled).toBe(true);
+    expect(items.find((item) => item.type === "tool")).toMatchObject({
+      name: "command",
+      status: "cancelled",
+      summary: "bash -lc ls",
+      statusText: "ended without a result",
+    });
+  });
+
   it("cancellation ends the whole process tree", async () => {
     const fake = fakeCli([`${FIRST}|hang`]);
     const controller = new AbortController();
