@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /** A new id: the prefix and 26 random base32 characters (130 bits). */
-export function newId(prefix: "msg" | "conv" | "branch"): string {
+export function newId(prefix: "msg" | "conv" | "branch" | "job" | "turn" | "wake"): string {
   const bytes = randomBytes(17);
   let bits = 0;
   let value = 0;

@@ -1,0 +1,230 @@
+import { sql } from "kysely";
+import { expect, it } from "vitest";
+import { describeEachDialect, uniqueName } from "../../test/support/databases.js";
+import type { Message } from "../history/message.js";
+import { GatewayMessageStore, type AppendMessageInput } from "./message-store.js";
+
+const say = (role: "user" | "assistant", text: string): AppendMessageInput => ({
+  role,
+  content: [{ type: "text", text }],
+});
+const texts = (messages: readonly { content: Message["content"] }[]) =>
+  messages.map((message) => (message.content[0]?.type === "text" ? message.content[0].text : "?"));
+
+describeEachDialect("gateway chains", (getDatabase) => {
+  const store = () => new GatewayMessageStore(getDatabase());
+
+  it("B1 B3 stores a turn as rows of ai_gateway_messages with content as JSON blocks", async () => {
+    const subject = uniqueName("subject");
+    const [user, assistant] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [
+        say("user", "What is 2 + 2?"),
+        {
+          role: "assistant",
+          content: [{ type: "text", text: "4" }],
+          gateway: { model: "m-1", provider: "anthropic", providerResponseId: "resp_x" },
+        },
+      ],
+    });
+    expect(user?.previousMessageId).toBeNull();
+    expect(assistant?.previousMessageId).toBe(user?.id);
+    expect(assistant?.type).toBe("assistant");
+    expect(assistant?.role).toBe("assistant");
+    expect(assistant?.status).toBe("completed");
+    const raw = await getDatabase()
+      .db.selectFrom("ai_gateway_messages")
+      .selectAll()
+      .where("id", "=", assistant?.id ?? "")
+      .executeTakeFirstOrThrow();
+    expect(raw.subject_uid).toBe(subject);
+    expect(raw.conversation_id).toBe(user?.conversationId);
+    expect(raw.previous_message_id).toBe(user?.id);
+    expect(JSON.parse(raw.content)).toEqual([{ type: "text", text: "4" }]);
+    expect(JSON.parse(raw.metadata)).toEqual({
+      caller: {},
+      gateway: { model: "m-1", provider: "anthropic", providerResponseId: "resp_x" },
+    });
+    // content is a JSON value in the database, not a string holding JSON text
+    const type = await sql<{ kind: string }>`select ${sql.raw(
+      getDatabase().capabilities.dialect === "postgres"
+        ? "json_typeof(content)"
+        : "json_type(content)",
+    )} as kind from ai_gateway_messages where id = ${assistant?.id ?? ""}`.execute(
+      getDatabase().db,
+    );
+    expect(type.rows[0]?.kind).toBe("array");
+  });
+
+  it("B4 reads the context of any anchor: its chain back to the start, in order", async () => {
+    const subject = uniqueName("subject");
+    const first = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "u1"), say("assistant", "a1")],
+    });
+    const second = await store().appendMessages(subject, {
+      previousMessageId: first[1]?.id ?? "",
+      messages: [say("user", "u2"), say("assistant", "a2")],
+    });
+    const tip = second[1]?.id ?? "";
+    const context = await store().readContext(subject, tip);
+    expect(texts(context.messages)).toEqual(["u1", "a1", "u2", "a2"]);
+    expect(context.anchor.id).toBe(tip);
+    const middle = await store().readContext(subject, first[1]?.id ?? "");
+    expect(texts(middle.messages)).toEqual(["u1", "a1"]);
+    expect(context.messages.map((message) => message.depth)).toEqual([0, 1, 2, 3]);
+    expect(new Set(context.messages.map((m) => m.conversationId)).size).toBe(1);
+  });
+
+  it("B4 two continuations of one anchor are sibling forks; both stay readable", async () => {
+    const subject = uniqueName("subject");
+    const base = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "u1"), say("assistant", "a1"), say("user", "u2")],
+    });
+    const anchor = base[1]?.id ?? "";
+    const fork = await store().appendMessages(subject, {
+      previousMessageId: anchor,
+      messages: [say("user", "u2 edited"), say("assistant", "a2 edited")],
+    });
+    const forkOfFork = await store().appendMessages(subject, {
+      previousMessageId: fork[0]?.id ?? "",
+      messages: [say("assistant", "a2 again")],
+    });
+    const main = await store().appendMessages(subject, {
+      previousMessageId: base[2]?.id ?? "",
+      messages: [say("assistant", "a2")],
+    });
+    expect(texts((await store().readContext(subject, main[0]?.id ?? "")).messages)).toEqual([
+      "u1",
+      "a1",
+      "u2",
+      "a2",
+    ]);
+    expect(texts((await store().readContext(subject, fork[1]?.id ?? "")).messages)).toEqual([
+      "u1",
+      "a1",
+      "u2 edited",
+      "a2 edited",
+    ]);
+    expect(texts((await store().readContext(subject, forkOfFork[0]?.id ?? "")).messages)).toEqual([
+      "u1",
+      "a1",
+      "u2 edited",
+      "a2 again",
+    ]);
+    expect(await store().listContinuations(subject, anchor)).toEqual(
+      expect.arrayContaining([base[2]?.id, fork[0]?.id]),
+    );
+    const all = await store().listMessages(subject, base[0]?.conversationId ?? "");
+    expect(all).toHaveLength(7);
+  });
+
+  it("B4 concurrent continuations of one anchor both land, as forks", async () => {
+    const subject = uniqueName("subject");
+    const [root] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "root")],
+    });
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, index) =>
+        store().appendMessages(subject, {
+          previousMessageId: root?.id ?? "",
+          messages: [say("assistant", `answer ${index}`), say("user", `next ${index}`)],
+        }),
+      ),
+    );
+    for (const [index, result] of results.entries()) {
+      const context = await store().readContext(subject, result[1]?.id ?? "");
+      expect(texts(context.messages)).toEqual(["root", `answer ${index}`, `next ${index}`]);
+    }
+    expect(await store().listContinuations(subject, root?.id ?? "")).toHaveLength(6);
+  });
+
+  it("B4 a new chain can start in an existing conversation", async () => {
+    const subject = uniqueName("subject");
+    const conversation = await store().createConversation(subject, { metadata: { app: "t" } });
+    const [one] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      conversationId: conversation.id,
+      messages: [say("user", "first")],
+    });
+    const [two] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      conversationId: conversation.id,
+      messages: [say("user", "second start")],
+    });
+    expect(one?.conversationId).toBe(conversation.id);
+    expect(texts((await store().readContext(subject, two?.id ?? "")).messages)).toEqual([
+      "second start",
+    ]);
+    expect((await store().getConversation(subject, conversation.id)).metadata).toEqual({
+      app: "t",
+    });
+  });
+
+  it("B3 lifecycle: in_progress is written at start, then only status and final content change", async () => {
+    const subject = uniqueName("subject");
+    const [user] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "hello")],
+    });
+    const started = await store().startMessage(subject, {
+      previousMessageId: user?.id ?? "",
+      message: {
+        role: "assistant",
+        content: [],
+        metadata: { trace: "t-1" },
+        gateway: { model: "m" },
+      },
+    });
+    expect(started.status).toBe("in_progress");
+    // A crash now leaves a visible in_progress row, not a hole.
+    expect((await store().getMessage(subject, started.id)).status).toBe("in_progress");
+    await expect(
+      store().appendMessages(subject, {
+        previousMessageId: started.id,
+        messages: [say("user", "too early")],
+      }),
+    ).rejects.toMatchObject({ code: "gateway_anchor_in_progress" });
+
+    const finished = await store().finishMessage(subject, started.id, {
+      status: "completed",
+      content: [{ type: "text", text: "hi" }],
+      gateway: {
+        usage: { input: 5, output: 1, cacheRead: 0, cacheWrite: 0, webSearchRequests: 0 },
+      },
+    });
+    expect(finished.status).toBe("completed");
+    expect(finished.content).toEqual([{ type: "text", text: "hi" }]);
+    expect(finished.metadata.caller).toEqual({ trace: "t-1" });
+    expect(finished.metadata.gateway.model).toBe("m");
+    expect(finished.metadata.gateway.usage?.input).toBe(5);
+    expect(finished.previousMessageId).toBe(user?.id);
+    expect(finished.createdAt).toBe(started.createdAt);
+    await expect(
+      store().finishMessage(subject, started.id, { status: "failed" }),
+    ).rejects.toMatchObject({ code: "gateway_message_not_in_progress" });
+    expect((await store().getMessage(subject, started.id)).status).toBe("completed");
+  });
+
+  it("B3 every final status can end a message, and a failed message keeps its content", async () => {
+    const subject = uniqueName("subject");
+    const [user] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "go")],
+    });
+    for (const status of ["failed", "incomplete", "cancelled", "completed"] as const) {
+      const started = await store().startMessage(subject, {
+        previousMessageId: user?.id ?? "",
+        message: { role: "assistant", content: [{ type: "text", text: "partial" }] },
+      });
+      const done = await store().finishMessage(subject, started.id, {
+        status,
+        ...(status === "failed" ? { gateway: { error: { code: "x", message: "boom" } } } : {}),
+      });
+      expect(done.status).toBe(status);
+      expect(done.content).toEqual([{ type: "text", text: "partial" }]);
+    }
+  });
+});

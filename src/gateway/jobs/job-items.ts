@@ -1,0 +1,166 @@
+import type { Kysely } from "kysely";
+import { canonicalJsonText } from "../../core/canonical-json.js";
+import { VerbatimError } from "../../core/errors.js";
+import type { StoreSchema } from "../../store/schema.js";
+import type { TurnRow } from "../../store/repositories/background-jobs.js";
+import { updateTurn } from "../../store/repositories/background-jobs.js";
+import {
+  findTurnItemsByKey,
+  insertTurnItems,
+  type TurnItemRow,
+} from "../../store/repositories/background-job-items.js";
+import { trajectoryItemSchema, type TrajectoryItem } from "../../trajectory/items.js";
+import { itemKeySchema } from "../../trajectory/row.js";
+import type { Sanitizer } from "../../trajectory/sanitizer.js";
+import { parseOrThrow } from "../validation.js";
+import type { TurnItemInput } from "./job-types.js";
+
+/** Limits on one append (docs/store.md). */
+export const MAX_ITEMS_PER_APPEND = 1000;
+export const MAX_ITEM_BYTES = 4 * 1024 * 1024;
+
+export interface PreparedItem {
+  readonly itemKey: string;
+  readonly item: TrajectoryItem;
+  /** The item's JSON text as stored. */
+  readonly text: string;
+  /** Its canonical text, to compare a repeated key with the stored item. */
+  readonly canonical: string;
+}
+
+/** Validates and sanitizes items before any write; repeated keys in one batch must agree. */
+export function prepareItems(
+  inputs: readonly TurnItemInput[],
+  sanitizer: Sanitizer,
+  where: string,
+): PreparedItem[] {
+  if (!Array.isArray(inputs)) {
+    throw new VerbatimError("trajectory_row_invalid", "items must be an array", { where });
+  }
+  if (inputs.length > MAX_ITEMS_PER_APPEND) {
+    throw new VerbatimError(
+      "gateway_content_too_large",
+      `an append takes at most ${MAX_ITEMS_PER_APPEND} items, got ${inputs.length}`,
+      { where, hint: "Split the append; nothing was written" },
+    );
+  }
+  const byKey = new Map<string, PreparedItem>();
+  const out: PreparedItem[] = [];
+  inputs.forEach((input, index) => {
+    const at = `${where}[${index}]`;
+    const itemKey = parseOrThrow(itemKeySchema, input?.item_key, `${at}.item_key`);
+    const parsed = trajectoryItemSchema.safeParse(input?.item);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new VerbatimError(
+        "trajectory_row_invalid",
+        `not a trajectory item: ${issue?.message ?? "invalid"}`,
+        {
+          where: `${at}.item${issue === undefined ? "" : issue.path.map((p) => `.${String(p)}`).join("")}`,
+          hint: "Send one of the item types of docs/trajectories.md; nothing was written",
+        },
+      );
+    }
+    const item = sanitizer.sanitizeItem(parsed.data as TrajectoryItem).value;
+    const text = JSON.stringify(item);
+    if (new TextEncoder().encode(text).length > MAX_ITEM_BYTES) {
+      throw new VerbatimError(
+        "gateway_content_too_large",
+        `the item is over ${MAX_ITEM_BYTES} bytes`,
+        {
+          where: `${at}.item`,
+          hint: "Store less content in one item; nothing was written",
+        },
+      );
+    }
+    const prepared = { itemKey, item, text, canonical: canonicalJsonText(item) };
+    const earlier = byKey.get(itemKey);
+    if (earlier !== undefined) {
+      if (earlier.canonical !== prepared.canonical) throw conflict(itemKey, at);
+      return;
+    }
+    byKey.set(itemKey, prepared);
+    out.push(prepared);
+  });
+  return out;
+}
+
+function conflict(itemKey: string, where: string): VerbatimError {
+  return new VerbatimError(
+    "trajectory_item_key_conflict",
+    `the turn already holds a different item with key ${JSON.stringify(itemKey)}`,
+    { where, hint: "Use a new item key for a new item; nothing was written" },
+  );
+}
+
+/** Which prepared items the turn already holds (the same: fine; different: conflict). */
+export async function splitExisting(
+  db: Kysely<StoreSchema>,
+  turnId: string,
+  items: readonly PreparedItem[],
+  where: string,
+): Promise<{ existing: Map<string, TurnItemRow>; fresh: PreparedItem[] }> {
+  const rows = await findTurnItemsByKey(
+    db,
+    turnId,
+    items.map((item) => item.itemKey),
+  );
+  const existing = new Map(rows.map((row) => [row.item_key, row]));
+  const fresh: PreparedItem[] = [];
+  items.forEach((item, index) => {
+    const stored = existing.get(item.itemKey);
+    if (stored === undefined) {
+      fresh.push(item);
+      return;
+    }
+    if (canonicalJsonText(JSON.parse(stored.item) as unknown) !== item.canonical) {
+      throw conflict(item.itemKey, `${where}[${index}]`);
+    }
+  });
+  return { existing, fresh };
+}
+
+/**
+ * Appends the fresh items at the turn's next positions, with the turn's current revision, and
+ * moves the turn's `item_count` on. The caller holds the turn's row lock (`lockTurn`), so
+ * concurrent appends get contiguous, distinct positions.
+ */
+export async function appendFresh(
+  db: Kysely<StoreSchema>,
+  turn: TurnRow,
+  fresh: readonly PreparedItem[],
+  now: string,
+): Promise<TurnItemRow[]> {
+  const rows: TurnItemRow[] = fresh.map((item, index) => ({
+    turn_id: turn.id,
+    position: turn.item_count + index,
+    revision: turn.revision,
+    item_key: item.itemKey,
+    item: item.text,
+    subject_uid: turn.subject_uid,
+    job_id: turn.job_id,
+    created_at: now,
+  }));
+  await insertTurnItems(db, rows);
+  if (rows.length > 0) {
+    await updateTurn(db, turn.subject_uid, turn.id, {
+      item_count: turn.item_count + rows.length,
+      updated_at: now,
+    });
+  }
+  return rows;
+}
+
+/** The rows for the inputs in input order: stored ones for repeated keys, new ones else. */
+export function inInputOrder(
+  items: readonly PreparedItem[],
+  existing: ReadonlyMap<string, TurnItemRow>,
+  appended: readonly TurnItemRow[],
+): TurnItemRow[] {
+  const byKey = new Map(existing);
+  for (const row of appended) byKey.set(row.item_key, row);
+  return items.flatMap((item) => {
+    const row = byKey.get(item.itemKey);
+    return row === undefined ? [] : [row];
+  });
+}
