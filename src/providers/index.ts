@@ -27,3 +27,16 @@ export { renderRequest } from "./render.js";
 export { createStreamParser, parseResponse } from "./parse.js";
 export type { SseEvent, StreamParser } from "./parse.js";
 export { sendRound, streamRound } from "./transport.js";
+export { PROVIDER_ENDPOINTS, requestHeaders, requestUrl, resolveEndpoint } from "./endpoints.js";
+export type { ProviderEndpoint } from "./endpoints.js";
+export { isRetryableStatus, retryAfterMs } from "./transport.js";
+export { SseDecoder } from "./wire/sse.js";
+export { INVALID_ARGUMENTS_KEY } from "./wire/common.js";
+export { webSearchText } from "./wire/round-builder.js";
+export { SECOND_BREAKPOINT_THRESHOLD } from "./anthropic/render.js";
+export { checkCachePrefix, detectProvider } from "./cache-prefix/check.js";
+export type {
+  CachePrefixDifference,
+  CachePrefixOptions,
+  CachePrefixResult,
+} from "./cache-prefix/check.js";

@@ -1,0 +1,99 @@
+import { z } from "zod";
+import { openArchive } from "../../archive/index.js";
+import { VerbatimError } from "../../core/errors.js";
+import { parseStrictJson } from "../../core/strict-json.js";
+import type { Message } from "../../history/message.js";
+import {
+  PROVIDER_IDS,
+  renderRequest,
+  type ProviderId,
+  type ToolDefinition,
+} from "../../providers/index.js";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "../command.js";
+import { readInputFile, requireFolder } from "../paths.js";
+
+/** The max tokens `verbatim render` asks for. */
+export const RENDER_MAX_TOKENS = 8192;
+
+const toolsSchema = z.array(
+  z.strictObject({
+    name: z.string().min(1),
+    description: z.string(),
+    inputSchema: z.record(z.string(), z.unknown()),
+  }),
+);
+
+async function readTools(cwd: string, path: string): Promise<ToolDefinition[]> {
+  const text = (await readInputFile(cwd, path)).toString("utf8");
+  const parsed = toolsSchema.safeParse(parseStrictJson(text, path));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new VerbatimError(
+      "invalid_argument",
+      `${path} is not a list of tools: ${issue?.message ?? "invalid"}`,
+      {
+        where: `${path} $${(issue?.path ?? []).map((part) => `[${JSON.stringify(part)}]`).join("")}`,
+        hint: 'Write a JSON array of {"name", "description", "inputSchema"} objects',
+      },
+    );
+  }
+  return parsed.data as ToolDefinition[];
+}
+
+export const render: Command = {
+  words: ["render"],
+  usage:
+    "<package> --provider anthropic|openai-chat|openai-responses|gemini|openrouter [--model M] [--system FILE] [--tools FILE] [--message TEXT]",
+  summary:
+    "Write the exact body of the next request (saved history plus a user message) to stdout.",
+  async run(args, io) {
+    const { positionals, values } = parseCommandArgs(
+      this,
+      args,
+      {
+        provider: { type: "string" },
+        model: { type: "string" },
+        system: { type: "string" },
+        tools: { type: "string" },
+        message: { type: "string" },
+      },
+      { min: 1, max: 1 },
+    );
+    const provider = values.provider;
+    if (provider === undefined) throw usageError(this, "--provider is required");
+    if (!(PROVIDER_IDS as readonly string[]).includes(provider)) {
+      throw usageError(this, `unknown provider "${provider}"`);
+    }
+    const folder = await requireFolder(io.cwd, positionals[0] ?? "");
+    const opened = await openArchive(folder);
+    for (const notice of opened.notices) io.stderr(`verbatim render: ${notice.text}\n`);
+    const model = values.model ?? opened.conversation.model;
+    if (model === undefined || model === "") {
+      throw usageError(this, "the package names no model: pass --model");
+    }
+    const system =
+      values.system === undefined
+        ? undefined
+        : (await readInputFile(io.cwd, values.system)).toString("utf8");
+    const tools = values.tools === undefined ? undefined : await readTools(io.cwd, values.tools);
+    const history: Message[] = [...opened.conversation.history];
+    if (values.message !== undefined) {
+      history.push({ role: "user", content: [{ type: "text", text: values.message }] });
+    }
+    const rendered = renderRequest(provider as ProviderId, {
+      history,
+      images: (sha256) => opened.images.get(sha256),
+      options: {
+        model,
+        maxTokens: RENDER_MAX_TOKENS,
+        ...(system === undefined ? {} : { system }),
+        ...(tools === undefined ? {} : { tools }),
+      },
+    });
+    for (const warning of rendered.warnings) {
+      io.stderr(`verbatim render: warning: ${warning.message} (at ${warning.where})\n`);
+    }
+    io.stdout(rendered.body);
+    return EXIT_OK;
+  },
+};
