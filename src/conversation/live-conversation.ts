@@ -268,16 +268,16 @@ class Conversation implements LiveConversation, TurnHost {
     cancelOpenCalls(this);
     const supplied = this.options.sections === undefined ? [] : await this.options.sections();
     if (!control.alive()) return;
+    const restoredTranscript =
+      backend.kind === "cli" && this.cliNeedsTranscript
+        ? transcriptText(this.state.items)
+        : undefined;
+    const held = restoredTranscript === undefined ? heldSections(this.state.sentFacts) : undefined;
+    const plan = planSections(supplied, held);
     this.starting = undefined;
     const item: Item = { id: message.id, type: "user", text: message.text };
     if (message.images !== undefined) item.hasImage = true;
     this.state.items.push(item);
-    const restoredTranscript =
-      backend.kind === "cli" && this.cliNeedsTranscript
-        ? transcriptText(this.state.items.slice(0, -1))
-        : undefined;
-    const held = restoredTranscript === undefined ? heldSections(this.state.sentFacts) : undefined;
-    const plan = planSections(supplied, held);
     const blocks: Block[] = [...plan.blocks];
     if (message.text !== "") blocks.push({ type: "text", text: message.text });
     for (const image of message.images ?? []) blocks.push({ type: "image", ...image });
