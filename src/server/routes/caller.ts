@@ -3,6 +3,7 @@ import { GatewayMessageStore } from "../../gateway/message-store.js";
 import type { StoreDatabase } from "../../store/database.js";
 import { ResponsesService } from "../responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
+import { registerCompressRoute } from "./compress.js";
 import { registerResponseRoutes } from "./responses.js";
 
 export interface CallerRouteOptions {
@@ -14,4 +15,5 @@ export interface CallerRouteOptions {
 export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
   const store = new GatewayMessageStore(options.database);
   registerResponseRoutes(app, new ResponsesService(store, options.upstream ?? NO_UPSTREAM));
+  registerCompressRoute(app, store, options.upstream);
 }

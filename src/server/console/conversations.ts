@@ -1,0 +1,175 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { VerbatimError } from "../../core/errors.js";
+import type { GatewayMessageStore } from "../../gateway/message-store.js";
+import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { ChatMLMessage } from "../../history/chatml.js";
+import type { StoreDatabase } from "../../store/database.js";
+import { projectGatewayMessagesToChatML } from "../../trajectory/gateway-projection.js";
+import { modelVisibleTrajectory } from "../../trajectory/model-visible.js";
+import { fitPageToLimit } from "../../trajectory/paging.js";
+import type { ProjectedMessages } from "../../trajectory/trajectory.js";
+import { errorReplySchema } from "../errors.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  listQuerySchema,
+  pageLimitBytesSchema,
+  projectionMetadataSchema,
+  viewSchema,
+} from "./paging.js";
+import { conversationOwner, latestMessageId, listConversations } from "./queries.js";
+import { storedMessageReply, storedMessageSchema } from "./stored-message.js";
+
+const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
+
+const conversationListSchema = z.object({
+  data: z.array(
+    z.object({
+      id: z.string(),
+      subject_uid: z.string(),
+      created_at: z.string(),
+      message_count: z.int(),
+      last_message_at: z.string().nullable(),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
+
+const messagesQuerySchema = z.object({
+  view: viewSchema,
+  anchor: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      "Show the model-visible context of this message (its chain back to the start or the last summary). Without it: stored and chatml list every message in the order written; model-visible shows the context of the newest message.",
+    ),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(100).optional(),
+  page_limit_bytes: pageLimitBytesSchema,
+});
+
+const chatMLMessageSchema = z
+  .record(z.string(), z.unknown())
+  .describe("A canonical ChatML message.");
+
+const messagesReplySchema = z.object({
+  view: z.enum(["stored", "chatml", "model-visible"]),
+  conversation_id: z.string(),
+  subject_uid: z.string(),
+  anchor: z.string().nullable(),
+  messages: z.array(z.union([storedMessageSchema, chatMLMessageSchema])),
+  metadata: projectionMetadataSchema,
+  next_cursor: z.string().nullable(),
+});
+
+function notFound(id: string): VerbatimError {
+  return new VerbatimError("resource_not_found", `no conversation ${id}`, {
+    where: id,
+    hint: "List conversations with GET /ai-gateway/conversations",
+  });
+}
+
+/** Console: conversations and their messages in the three views (B14). */
+export function registerConversationConsoleRoutes(
+  app: FastifyInstance,
+  database: StoreDatabase,
+  store: GatewayMessageStore,
+): void {
+  app.get<{ Querystring: z.infer<typeof listQuerySchema> }>(
+    "/ai-gateway/conversations",
+    {
+      schema: {
+        summary: "List gateway conversations, newest first (optionally of one subject)",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        querystring: listQuerySchema,
+        response: { 200: conversationListSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const offset = decodeCursor(request.query.cursor);
+      const { limit, subject_uid } = request.query;
+      const rows = await listConversations(database, {
+        ...(subject_uid === undefined ? {} : { subjectUid: subject_uid }),
+        limit: limit + 1,
+        offset,
+      });
+      return {
+        data: rows.slice(0, limit),
+        next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: z.infer<typeof messagesQuerySchema> }>(
+    "/ai-gateway/conversations/:id/messages",
+    {
+      schema: {
+        summary: "A conversation's messages: stored, ChatML or model-visible, paged",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        params: z.object({ id: z.string().min(1).max(200) }),
+        querystring: messagesQuerySchema,
+        response: { 200: messagesReplySchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { view, limit, page_limit_bytes } = request.query;
+      const subject = await conversationOwner(database, id);
+      if (subject === undefined) throw notFound(id);
+      let anchor = request.query.anchor ?? null;
+      if (anchor === null && view === "model-visible")
+        anchor = (await latestMessageId(database, id)) ?? null;
+      const offset = decodeCursor(request.query.cursor);
+      let selected: GatewayMessage[];
+      let more: boolean;
+      if (anchor !== null) {
+        const context = await store.readContext(subject, anchor);
+        if (context.anchor.conversationId !== id) {
+          throw new VerbatimError(
+            "resource_not_found",
+            `no message ${anchor} in conversation ${id}`,
+            {
+              where: "query.anchor",
+            },
+          );
+        }
+        selected = context.messages.slice(offset, offset + limit);
+        more = context.messages.length > offset + limit;
+      } else {
+        const page = await store.listMessages(subject, id, { limit: limit + 1, offset });
+        selected = page.slice(0, limit);
+        more = page.length > limit;
+      }
+      let projected: ProjectedMessages;
+      if (view === "stored") {
+        projected = {
+          messages: selected.map(storedMessageReply) as unknown as ChatMLMessage[],
+          metadata: { redacted: false, content_truncated: false },
+        };
+      } else {
+        const chatml = projectGatewayMessagesToChatML(
+          selected.map((message) => ({ role: message.role, content: message.content })),
+        );
+        projected =
+          view === "chatml"
+            ? { messages: chatml.messages, metadata: chatml.metadata }
+            : modelVisibleTrajectory(chatml);
+      }
+      const page = fitPageToLimit(projected, { limitBytes: page_limit_bytes });
+      return {
+        view,
+        conversation_id: id,
+        subject_uid: subject,
+        anchor,
+        messages: page.messages,
+        metadata: page.metadata,
+        next_cursor: more ? encodeCursor(offset + limit) : null,
+      };
+    },
+  );
+}
