@@ -24,8 +24,14 @@ const storedMetadataSchema = z.strictObject({
   caller: z.record(z.string(), z.string()),
   gateway: storedGatewayFactsSchema,
 });
-const typeSchema = z.enum(["user", "assistant", "tool_result", "summary"]);
-const statusSchema = z.enum(["in_progress", "completed", "failed", "incomplete", "cancelled"]);
+const TYPES: ReadonlySet<string> = new Set(["user", "assistant", "tool_result", "summary"]);
+const STATUSES: ReadonlySet<string> = new Set([
+  "in_progress",
+  "completed",
+  "failed",
+  "incomplete",
+  "cancelled",
+]);
 
 function corrupt(row: { id: string }, what: string, cause?: unknown): VerbatimError {
   return new VerbatimError("store_row_invalid", `stored message ${row.id} has an invalid ${what}`, {
@@ -43,21 +49,24 @@ function parseJson(row: { id: string }, column: string, text: string): unknown {
   }
 }
 
+const EMPTY_METADATA_TEXT = JSON.stringify({ caller: {}, gateway: {} });
+
 export function parseStoredMetadata(
   row: { id: string },
   text: string,
 ): { caller: CallerMetadata; gateway: GatewayFacts } {
+  // The most common stored value, read without parsing.
+  if (text === EMPTY_METADATA_TEXT) return { caller: {}, gateway: {} };
   const metadata = storedMetadataSchema.safeParse(parseJson(row, "metadata", text));
   if (!metadata.success) throw corrupt(row, "metadata", metadata.error);
   return metadata.data;
 }
 
 export function messageFromRow(row: MessageRow): GatewayMessage {
-  const type = typeSchema.safeParse(row.type);
-  const status = statusSchema.safeParse(row.status);
-  if (!type.success) throw corrupt(row, "type");
-  if (!status.success) throw corrupt(row, "status");
-  const role: Role = ROLE_OF_TYPE[type.data as GatewayMessageType];
+  if (!TYPES.has(row.type)) throw corrupt(row, "type");
+  if (!STATUSES.has(row.status)) throw corrupt(row, "status");
+  const type = row.type as GatewayMessageType;
+  const role: Role = ROLE_OF_TYPE[type];
   if (row.role !== role) throw corrupt(row, "role");
   const content = contentSchema.safeParse(parseJson(row, "content", row.content));
   if (!content.success) throw corrupt(row, "content", content.error);
@@ -66,9 +75,9 @@ export function messageFromRow(row: MessageRow): GatewayMessage {
     subjectUid: row.subject_uid,
     conversationId: row.conversation_id,
     previousMessageId: row.previous_message_id,
-    type: type.data,
+    type,
     role,
-    status: status.data as GatewayMessageStatus,
+    status: row.status as GatewayMessageStatus,
     content: content.data as Block[],
     metadata: parseStoredMetadata(row, row.metadata),
     depth: row.depth,

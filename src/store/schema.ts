@@ -7,6 +7,12 @@
  * A migration that adds tables (src/store/migrations/) adds their interfaces here and their
  * entries to `StoreSchema`.
  */
+import type {
+  BackgroundAgentJobTable,
+  BackgroundAgentJobTurnItemTable,
+  BackgroundAgentJobTurnTable,
+  BackgroundAgentJobWakeEventTable,
+} from "./job-schema.js";
 
 /** The applied migrations, one row each (src/store/migrate.ts). */
 export interface MigrationTable {
@@ -89,4 +95,8 @@ export interface StoreSchema {
   readonly ai_gateway_messages: GatewayMessageTable;
   readonly ai_gateway_idempotency_keys: GatewayIdempotencyKeyTable;
   readonly verbatim_api_keys: ApiKeyTable;
+  readonly background_agent_jobs: BackgroundAgentJobTable;
+  readonly background_agent_job_turns: BackgroundAgentJobTurnTable;
+  readonly background_agent_job_turn_items: BackgroundAgentJobTurnItemTable;
+  readonly background_agent_job_wake_events: BackgroundAgentJobWakeEventTable;
 }

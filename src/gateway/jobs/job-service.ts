@@ -29,6 +29,7 @@ import { defaultSanitizer, type Sanitizer } from "../../trajectory/sanitizer.js"
 import type { ChatMLTrajectory, ModelVisibleTrajectory } from "../../trajectory/trajectory.js";
 import { newId } from "../ids.js";
 import { checkCallerMetadata, idSchema, parseOrThrow, subjectSchema } from "../validation.js";
+import { closeRunningTurns, endJob } from "./job-end.js";
 import { appendFresh, inInputOrder, prepareItems, splitExisting } from "./job-items.js";
 import { jobFromRow, storedItemFromRow, turnFromRow, wakeEventFromRow } from "./job-rows.js";
 import type {
@@ -169,13 +170,13 @@ export class BackgroundAgentJobs {
       const job = await this.#job(db, subjectUid, jobId, true);
       if (job.status !== "running")
         throw stateConflict(`job ${job.id} is ${job.status}, not running`);
-      await this.#closeRunningTurns(db, job, "failed");
+      await closeRunningTurns(db, job, this.#time(), "failed");
       if (job.attempts < job.retry_budget + 1) {
         const changes = { status: "queued", updated_at: this.#time() };
         await updateJob(db, job.subject_uid, job.id, changes);
         return jobFromRow({ ...job, ...changes });
       }
-      return this.#end(db, job, "failed", null, String(error));
+      return endJob(db, job, this.#time(), "failed", null, String(error));
     });
   }
 
@@ -189,8 +190,8 @@ export class BackgroundAgentJobs {
       const job = await this.#job(db, subjectUid, jobId, true);
       if (job.status !== "running")
         throw stateConflict(`job ${job.id} is ${job.status}, not running`);
-      await this.#closeRunningTurns(db, job, "completed");
-      return this.#end(db, job, "succeeded", result, null);
+      await closeRunningTurns(db, job, this.#time(), "completed");
+      return endJob(db, job, this.#time(), "succeeded", result, null);
     });
   }
 
@@ -205,50 +206,9 @@ export class BackgroundAgentJobs {
       if (["succeeded", "failed", "cancelled"].includes(job.status)) {
         throw stateConflict(`job ${job.id} already ended: ${job.status}`);
       }
-      await this.#closeRunningTurns(db, job, "cancelled");
-      return this.#end(db, job, "cancelled", null, reason);
+      await closeRunningTurns(db, job, this.#time(), "cancelled");
+      return endJob(db, job, this.#time(), "cancelled", null, reason);
     });
-  }
-
-  async #closeRunningTurns(db: Kysely<StoreSchema>, job: JobRow, status: TurnStatus) {
-    await db
-      .updateTable("background_agent_job_turns")
-      .set({ status, updated_at: this.#time() })
-      .where("job_id", "=", job.id)
-      .where("subject_uid", "=", job.subject_uid)
-      .where("status", "=", "running")
-      .execute();
-  }
-
-  async #end(
-    db: Kysely<StoreSchema>,
-    job: JobRow,
-    status: WakePayload["status"],
-    result: JsonValue | null,
-    error: string | null,
-  ): Promise<BackgroundAgentJob> {
-    const now = this.#time();
-    const payload: WakePayload = {
-      type: "background_agent_job.ended",
-      job_id: job.id,
-      status,
-      attempts: job.attempts,
-      result,
-      error,
-    };
-    const changes = { status, result: JSON.stringify(payload), updated_at: now, ended_at: now };
-    await updateJob(db, job.subject_uid, job.id, changes);
-    await insertWakeEvent(db, {
-      id: newId("wake"),
-      subject_uid: job.subject_uid,
-      conversation_id: job.conversation_id,
-      job_id: job.id,
-      payload: JSON.stringify(payload),
-      created_at: now,
-      claimed_at: null,
-      claimed_by: null,
-    });
-    return jobFromRow({ ...job, ...changes });
   }
 
   /** Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items. */

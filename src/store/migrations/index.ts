@@ -1,5 +1,6 @@
 import { gatewayMessagesMigration } from "./0001-gateway-messages.js";
 import { serverApiKeysMigration } from "./0002-server-api-keys.js";
+import { backgroundAgentJobsMigration } from "./0003-background-agent-jobs.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -9,4 +10,5 @@ import type { Migration } from "./migration.js";
 export const storeMigrations: readonly Migration[] = [
   gatewayMessagesMigration,
   serverApiKeysMigration,
+  backgroundAgentJobsMigration,
 ];

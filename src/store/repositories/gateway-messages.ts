@@ -126,11 +126,18 @@ export async function finishMessageRow(
   return result.numUpdatedRows === 1n;
 }
 
+/** One branch's part of a chain: its messages with depth in (`after`, `through`]. */
+interface ChainSegment {
+  readonly branch_id: string;
+  readonly after: number;
+  readonly through: number;
+}
+
 /**
- * The chain that ends at `anchor`, from depth `fromDepth` on, in order: one query. A recursive
- * walk over the (few) branches on the path gives each branch's depth range; the messages come
- * from the unique (branch_id, depth) index, so the cost grows with the context read, not with
- * the conversation or the number of forks elsewhere.
+ * The chain that ends at `anchor`, from depth `fromDepth` on, in order. First a recursive walk
+ * over the (few) branches on the path gives each branch's depth range; then each range is read
+ * from the unique (branch_id, depth) index in index order (no sort). The cost grows with the
+ * context read, not with the conversation's size or the forks elsewhere.
  */
 export async function readChainRows(
   db: Kysely<StoreSchema>,
@@ -138,23 +145,35 @@ export async function readChainRows(
   anchor: AnchorRow,
   fromDepth: number,
 ): Promise<MessageRow[]> {
-  const result = await sql<MessageRow>`
-    with recursive path (branch_id, parent_branch_id, fork_depth, max_depth) as (
+  const path = await sql<ChainSegment>`
+    with recursive path (branch_id, parent_branch_id, after, through) as (
       select id, parent_branch_id, fork_depth, cast(${anchor.depth} as integer)
         from ai_gateway_branches
         where id = ${anchor.branch_id} and subject_uid = ${subjectUid}
       union all
-      select b.id, b.parent_branch_id, b.fork_depth, p.fork_depth
+      select b.id, b.parent_branch_id, b.fork_depth, p.after
         from ai_gateway_branches b
         join path p on b.id = p.parent_branch_id
-        where p.fork_depth >= ${fromDepth}
+        where p.after >= ${fromDepth}
     )
-    select m.* from path
-      join ai_gateway_messages m on m.branch_id = path.branch_id
-      where m.depth > path.fork_depth and m.depth <= path.max_depth
-        and m.depth >= ${fromDepth} and m.subject_uid = ${subjectUid}
-      order by m.depth`.execute(db);
-  return result.rows;
+    select branch_id, after, through from path`.execute(db);
+  const segments = path.rows
+    .filter((segment) => segment.through >= fromDepth)
+    .sort((a, b) => a.after - b.after);
+  const parts = await Promise.all(
+    segments.map((segment) =>
+      db
+        .selectFrom("ai_gateway_messages")
+        .selectAll()
+        .where("branch_id", "=", segment.branch_id)
+        .where("depth", ">", Math.max(segment.after, fromDepth - 1))
+        .where("depth", "<=", segment.through)
+        .where("subject_uid", "=", subjectUid)
+        .orderBy("depth")
+        .execute(),
+    ),
+  );
+  return parts.flat();
 }
 
 /** Messages of a conversation in the order they were written (every branch), paged. */
