@@ -184,6 +184,26 @@ describe("canonical JSON writer: fragments", () => {
   });
 });
 
+describe("canonical JSON writer: bytes in chunks", () => {
+  it("A2 canonicalJsonBytes is the UTF-8 of canonicalJsonText, also for documents written in many chunks", () => {
+    const value = {
+      history: Array.from({ length: 6000 }, (_, index) => ({
+        role: index % 3 === 0 ? "user" : "assistant",
+        text: index % 7 === 0 ? `会話 ${index} 😀 \ud800` : `plain ${index}`,
+        list: [index, [index / 3]],
+      })),
+    };
+    const text = canonicalJsonText(value);
+    expect(canonicalJsonBytes(value).equals(Buffer.from(text, "utf8"))).toBe(true);
+    expect(text.length).toBeGreaterThan(500_000);
+  });
+
+  it("A2 a fragment spliced at the right depth before a refused value does not hide the path", () => {
+    const fragment = new CanonicalFragment(canonicalJsonFragment({ a: 1 }, 2), 2);
+    expect(refusal({ history: [fragment, Number.NaN] }).where).toBe("$.history[1]");
+  });
+});
+
 describe("canonical JSON writer: properties", () => {
   it("A2 the same value always gives the same bytes, whatever the insertion order of keys", () => {
     fc.assert(

@@ -1,5 +1,6 @@
+import { CanonicalFragment } from "./canonical-fragment.js";
+import { findNonCanonicalValue } from "./canonical-json-refusal.js";
 import { VerbatimError } from "./errors.js";
-import { formatJsonPath } from "./strict-json.js";
 
 /**
  * The canonical JSON writer (docs/format-1.md, "Byte rules"):
@@ -13,174 +14,237 @@ import { formatJsonPath } from "./strict-json.js";
  *   Infinity are refused;
  * - object members whose value is `undefined` are left out; `undefined` in an array is refused;
  * - LF line endings and exactly one final LF (added by `canonicalJsonText`).
+ *
+ * The writer pushes pieces of text onto one array and joins them once (no deep string ropes,
+ * no try/catch on the way down); when it meets a value it refuses, a second, slower walk
+ * (canonical-json-refusal.ts) finds the JSON path of the first such value.
  */
 
-/** A value already written canonically at a given depth, spliced in as is. */
-export class CanonicalFragment {
-  constructor(
-    readonly text: string,
-    readonly depth: number,
-  ) {}
-}
+export { CanonicalFragment };
 
-const MAX_DEPTH = 1000;
-const indents: string[] = [""];
-function indentOf(depth: number): string {
-  let indent = indents[depth];
-  if (indent === undefined) {
-    indent = "  ".repeat(depth);
-    indents[depth] = indent;
+export const MAX_CANONICAL_DEPTH = 1000;
+
+/** `"\n" + indent` for each depth. */
+const lineStarts: string[] = [];
+function lineStart(depth: number): string {
+  let start = lineStarts[depth];
+  if (start === undefined) {
+    start = "\n" + "  ".repeat(depth);
+    lineStarts[depth] = start;
   }
-  return indent;
+  return start;
 }
 
-/** Thrown inside the writer; containers prepend their segment on the way out. */
-class RefusedValue {
-  /** Path segments and the containers holding them, innermost first. */
-  readonly segments: (string | number)[] = [];
-  readonly containers: unknown[] = [];
-  constructor(readonly what: string) {}
+/**
+ * `"{" or "," + "\n" + indent + "key" + " : "` by depth and key, for keys that repeat (field
+ * names): index 0 holds the first member's prefix, index 1 the others'.
+ */
+const memberPrefixes: Map<string, readonly [string, string]>[] = [];
+const MEMBER_PREFIX_CACHE_LIMIT = 4096;
+function memberPrefix(depth: number, key: string, first: boolean): string {
+  let byKey = memberPrefixes[depth];
+  if (byKey === undefined) {
+    byKey = new Map();
+    memberPrefixes[depth] = byKey;
+  }
+  let prefixes = byKey.get(key);
+  if (prefixes === undefined) {
+    const start = lineStart(depth) + JSON.stringify(key) + " : ";
+    prefixes = ["{" + start, "," + start];
+    if (byKey.size < MEMBER_PREFIX_CACHE_LIMIT) byKey.set(key, prefixes);
+  }
+  return first ? prefixes[0] : prefixes[1];
 }
 
-/** The error's JSON path; for a cycle, the path of the first value met twice on the way down. */
-function describeRefusal(error: RefusedValue): { what: string; where: string } {
-  const segments = error.segments.slice().reverse();
-  const containers = error.containers.slice().reverse();
-  for (let later = 1; later < containers.length; later++) {
-    const earlier = containers.indexOf(containers[later]);
-    if (earlier < later) {
-      return {
-        what: `a cycle (this value is also at ${formatJsonPath(segments.slice(0, earlier))})`,
-        where: formatJsonPath(segments.slice(0, later)),
-      };
+/**
+ * Where the bytes go when writing bytes: the text is turned into UTF-8 in chunks, so that a few
+ * non-ASCII characters do not make the whole document a two-byte string.
+ */
+let byteChunks: Buffer[] | undefined;
+const FLUSH_PARTS = 2048;
+function flush(out: string[]): void {
+  if (byteChunks === undefined) return;
+  byteChunks.push(Buffer.from(out.join(""), "utf8"));
+  out.length = 0;
+}
+
+class Refused {}
+const refused = new Refused();
+
+function sortKeys(keys: string[]): string[] {
+  const length = keys.length;
+  if (length > 12) return keys.sort();
+  for (let index = 1; index < length; index++) {
+    const key = keys[index] as string;
+    let at = index - 1;
+    while (at >= 0 && (keys[at] as string) > key) {
+      keys[at + 1] = keys[at] as string;
+      at--;
     }
+    keys[at + 1] = key;
   }
-  return { what: error.what, where: formatJsonPath(segments) };
+  return keys;
 }
 
-function refuse(what: string): never {
-  throw new RefusedValue(what);
-}
-
-function writeNumber(value: number): string {
-  if (!Number.isFinite(value)) refuse(String(value));
-  return String(value);
-}
-
-function writeArray(value: readonly unknown[], depth: number): string {
-  const length = value.length;
-  if (length === 0) return "[]";
-  const inner = indentOf(depth + 1);
-  let out = "[\n" + inner;
+function writeArray(array: readonly unknown[], depth: number, out: string[]): void {
+  const length = array.length;
+  if (length === 0) {
+    out.push("[]");
+    return;
+  }
+  const start = lineStart(depth + 1);
   for (let index = 0; index < length; index++) {
-    if (index > 0) out += ",\n" + inner;
-    try {
-      const item = value[index];
-      if (item === undefined) refuse("undefined");
-      out += writeValue(item, depth + 1);
-    } catch (error) {
-      if (error instanceof RefusedValue) {
-        error.segments.push(index);
-        error.containers.push(value);
-      }
-      throw error;
+    const item = array[index];
+    const prefix = index === 0 ? "[" + start : "," + start;
+    if (typeof item === "string") out.push(prefix, JSON.stringify(item));
+    else {
+      if (item === undefined) throw refused;
+      out.push(prefix);
+      writeValue(item, depth + 1, out);
     }
+    if (out.length > FLUSH_PARTS) flush(out);
   }
-  return out + "\n" + indentOf(depth) + "]";
+  out.push(lineStart(depth), "]");
 }
 
-function writeMembers(
-  container: object,
-  keys: string[],
-  get: (key: string) => unknown,
+function writeMember(
+  first: boolean,
+  key: string,
+  member: unknown,
   depth: number,
-): string {
-  keys.sort();
-  const inner = indentOf(depth + 1);
-  let out = "";
-  for (const key of keys) {
-    const member = get(key);
-    if (member === undefined) continue;
-    try {
-      out +=
-        (out === "" ? "{\n" : ",\n") +
-        inner +
-        JSON.stringify(key) +
-        " : " +
-        writeValue(member, depth + 1);
-    } catch (error) {
-      if (error instanceof RefusedValue) {
-        error.segments.push(key);
-        error.containers.push(container);
-      }
-      throw error;
-    }
+  out: string[],
+): void {
+  const prefix = memberPrefix(depth + 1, key, first);
+  if (typeof member === "string") out.push(prefix, JSON.stringify(member));
+  else {
+    out.push(prefix);
+    writeValue(member, depth + 1, out);
   }
-  if (out === "") return "{}";
-  return out + "\n" + indentOf(depth) + "}";
 }
 
-function writeValue(value: unknown, depth: number): string {
+function writeRecord(record: Record<string, unknown>, depth: number, out: string[]): void {
+  const keys = sortKeys(Object.keys(record));
+  let written = 0;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const member = record[key];
+    if (member === undefined) continue;
+    writeMember(written === 0, key, member, depth, out);
+    written++;
+  }
+  if (written === 0) out.push("{}");
+  else out.push(lineStart(depth), "}");
+}
+
+function writeMap(map: Map<unknown, unknown>, depth: number, out: string[]): void {
+  const keys: string[] = [];
+  for (const key of map.keys()) {
+    if (typeof key !== "string") throw refused;
+    keys.push(key);
+  }
+  sortKeys(keys);
+  let written = 0;
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const member = map.get(key);
+    if (member === undefined) continue;
+    writeMember(written === 0, key, member, depth, out);
+    written++;
+  }
+  if (written === 0) out.push("{}");
+  else out.push(lineStart(depth), "}");
+}
+
+function writeValue(value: unknown, depth: number, out: string[]): void {
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+      out.push(JSON.stringify(value));
+      return;
     case "number":
-      return writeNumber(value);
+      if (!Number.isFinite(value)) throw refused;
+      out.push(String(value));
+      return;
     case "boolean":
-      return value ? "true" : "false";
+      out.push(value ? "true" : "false");
+      return;
     case "object": {
-      if (value === null) return "null";
-      if (depth > MAX_DEPTH) refuse(`a cycle or nesting deeper than ${MAX_DEPTH} levels`);
-      if (Array.isArray(value)) return writeArray(value, depth);
-      if (value instanceof Map) {
-        const map = value as Map<unknown, unknown>;
-        const keys: string[] = [];
-        for (const key of map.keys()) {
-          if (typeof key !== "string") refuse("a Map key that is not a string");
-          keys.push(key);
-        }
-        return writeMembers(map, keys, (key) => map.get(key), depth);
+      if (value === null) {
+        out.push("null");
+        return;
       }
-      if (value instanceof CanonicalFragment) {
-        if (value.depth !== depth) refuse("a fragment written at another depth");
-        return value.text;
+      if (depth > MAX_CANONICAL_DEPTH) throw refused;
+      if (Array.isArray(value)) {
+        writeArray(value, depth, out);
+        return;
       }
       const prototype: unknown = Object.getPrototypeOf(value);
-      if (prototype !== Object.prototype && prototype !== null) {
-        refuse(`an instance of ${value.constructor.name}`);
+      if (prototype === Object.prototype || prototype === null) {
+        writeRecord(value as Record<string, unknown>, depth, out);
+        return;
       }
-      const record = value as Record<string, unknown>;
-      return writeMembers(record, Object.keys(record), (key) => record[key], depth);
+      if (value instanceof Map) {
+        writeMap(value as Map<unknown, unknown>, depth, out);
+        return;
+      }
+      if (value instanceof CanonicalFragment && value.depth === depth) {
+        out.push(value.text);
+        return;
+      }
+      throw refused;
     }
     default:
-      return refuse(typeof value);
+      throw refused;
   }
 }
 
-function write(value: unknown, depth: number): string {
-  try {
-    return writeValue(value, depth);
-  } catch (error) {
-    if (!(error instanceof RefusedValue)) throw error;
-    const { what, where } = describeRefusal(error);
-    throw new VerbatimError("non_canonical_value", `${what} cannot be written as canonical JSON`, {
-      where,
+function refusal(value: unknown, depth: number): VerbatimError {
+  const problem = findNonCanonicalValue(value, depth);
+  return new VerbatimError(
+    "non_canonical_value",
+    `${problem.what} cannot be written as canonical JSON`,
+    {
+      where: problem.where,
       hint: "Pass only finite numbers, strings, booleans, null, arrays, plain objects and Maps",
-    });
+    },
+  );
+}
+
+function write(value: unknown, depth: number, out: string[]): void {
+  try {
+    writeValue(value, depth, out);
+  } catch (error) {
+    if (error !== refused) throw error;
+    throw refusal(value, depth);
   }
 }
 
 /** The canonical text of a value at a depth (no final LF): for fragments and for tests. */
 export function canonicalJsonFragment(value: unknown, depth = 0): string {
-  return write(value, depth);
+  const out: string[] = [];
+  write(value, depth, out);
+  return out.join("");
 }
 
 /** The canonical text of a document: the value at depth 0 and exactly one final LF. */
 export function canonicalJsonText(value: unknown): string {
-  return write(value, 0) + "\n";
+  const out: string[] = [];
+  write(value, 0, out);
+  out.push("\n");
+  return out.join("");
 }
 
 /** The canonical bytes of a document (UTF-8 of `canonicalJsonText`). */
 export function canonicalJsonBytes(value: unknown): Buffer {
-  return Buffer.from(canonicalJsonText(value), "utf8");
+  const chunks: Buffer[] = [];
+  const out: string[] = [];
+  const outer = byteChunks;
+  byteChunks = chunks;
+  try {
+    write(value, 0, out);
+  } finally {
+    byteChunks = outer;
+  }
+  out.push("\n");
+  chunks.push(Buffer.from(out.join(""), "utf8"));
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }

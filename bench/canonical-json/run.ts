@@ -1,0 +1,118 @@
+// The canonical JSON writer against JSON.stringify of the same value, and the format 1 decoder
+// against JSON.parse of the same bytes, on a seeded conversation of 5,000 turns.
+// Run: node bin/run-ts.js bench/canonical-json/run.ts [--turns N] [--rounds N]
+import { createHash } from "node:crypto";
+import { cpus, loadavg } from "node:os";
+import { parseArgs } from "node:util";
+import { canonicalJsonBytes } from "../../src/core/canonical-json.js";
+import { safeParseStrictJson } from "../../src/core/strict-json.js";
+import { conversationSchema } from "../../src/format/conversation-schema.js";
+import { decodeConversation } from "../../src/format/decode.js";
+import { createHistoryEncodingCache, encodeConversation } from "../../src/format/encode.js";
+import { generateConversation } from "../workload/conversation.js";
+
+const { values } = parseArgs({
+  options: { turns: { type: "string", default: "5000" }, rounds: { type: "string", default: "7" } },
+});
+const turns = Number(values.turns);
+const rounds = Number(values.rounds);
+
+const { conversation, images } = generateConversation({ turns, seed: 1 });
+
+/** The median of `rounds` timed runs (after one warm-up), in milliseconds. */
+function time(run: () => unknown): number {
+  run();
+  const samples: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const start = process.hrtime.bigint();
+    run();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] ?? Number.NaN;
+}
+
+// JSON.stringify cannot write Maps: give it the same data with the maps as plain objects.
+const plain = {
+  ...conversation,
+  feedback: Object.fromEntries(conversation.feedback),
+  skillCards: Object.fromEntries(conversation.skillCards),
+  lintRuleCards: Object.fromEntries(conversation.lintRuleCards),
+  approvalCards: Object.fromEntries(conversation.approvalCards),
+};
+
+const canonical = canonicalJsonBytes(conversation);
+const compact = Buffer.from(JSON.stringify(plain), "utf8");
+const megabytes = canonical.length / 1e6;
+
+const rows: [string, number, string][] = [];
+const stringifyMs = time(() => Buffer.from(JSON.stringify(plain), "utf8"));
+rows.push(["JSON.stringify + UTF-8 (baseline, unsorted, compact)", stringifyMs, "1.00"]);
+const writerMs = time(() => canonicalJsonBytes(conversation));
+rows.push(["canonical writer (canonicalJsonBytes)", writerMs, (stringifyMs / writerMs).toFixed(2)]);
+const encodeMs = time(() => encodeConversation(conversation));
+rows.push(["encodeConversation, no cache", encodeMs, (stringifyMs / encodeMs).toFixed(2)]);
+const cache = createHistoryEncodingCache();
+encodeConversation(conversation, cache);
+const warmMs = time(() => encodeConversation(conversation, cache));
+rows.push(["encodeConversation, warm history cache", warmMs, (stringifyMs / warmMs).toFixed(2)]);
+
+const text = canonical.toString("utf8");
+const parseRows: [string, number, string][] = [];
+const parseMs = time(() => JSON.parse(canonical.toString("utf8")));
+parseRows.push(["JSON.parse of the canonical bytes (baseline)", parseMs, "1.00"]);
+const strictMs = time(() => safeParseStrictJson(canonical.toString("utf8")));
+parseRows.push(["strict parser alone", strictMs, (parseMs / strictMs).toFixed(2)]);
+const parsed = JSON.parse(text) as unknown;
+const zodMs = time(() => conversationSchema.safeParse(parsed));
+parseRows.push(["zod validation alone", zodMs, (parseMs / zodMs).toFixed(2)]);
+const decodeMs = time(() => {
+  const result = decodeConversation(canonical);
+  if (!result.ok) throw new Error(result.reason.message);
+});
+parseRows.push([
+  "decodeConversation (strict parse + validation)",
+  decodeMs,
+  (parseMs / decodeMs).toFixed(2),
+]);
+let imageBytes = 0;
+for (const bytes of images.values()) imageBytes += bytes.length;
+const hashMs = time(() => {
+  for (const bytes of images.values()) createHash("sha256").update(bytes).digest("hex");
+});
+parseRows.push([
+  `SHA-256 of the ${images.size} images (${(imageBytes / 1e6).toFixed(1)} MB)`,
+  hashMs,
+  "-",
+]);
+
+function table(title: string, ratioName: string, data: [string, number, string][]): void {
+  process.stdout.write(`\n${title}\n`);
+  process.stdout.write(
+    `| what | ms (median of ${rounds}) | MB/s | ${ratioName} |\n| --- | ---: | ---: | ---: |\n`,
+  );
+  for (const [name, ms, ratio] of data) {
+    process.stdout.write(
+      `| ${name} | ${ms.toFixed(1)} | ${(megabytes / (ms / 1000)).toFixed(0)} | ${ratio} |\n`,
+    );
+  }
+}
+
+process.stdout.write(
+  `conversation: ${turns} turns, ${conversation.history.length} messages, ${conversation.items.length} items; canonical ${megabytes.toFixed(1)} MB, compact JSON ${(compact.length / 1e6).toFixed(1)} MB\n` +
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(" ")}; Node ${process.version}\n`,
+);
+table(
+  "Writing (throughput relative to JSON.stringify; goal >= 0.50)",
+  "throughput vs JSON.stringify",
+  rows,
+);
+table("Reading (throughput relative to JSON.parse)", "throughput vs JSON.parse", parseRows);
+const ratio = stringifyMs / writerMs;
+const reopen = decodeMs / (parseMs + hashMs);
+process.stdout.write(
+  `\nwriter/JSON.stringify throughput ratio: ${ratio.toFixed(2)} (goal >= 0.50: ${ratio >= 0.5 ? "met" : "NOT met"})\n` +
+    `decode time / JSON.parse time: ${(decodeMs / parseMs).toFixed(2)}x; decode / (JSON.parse + image SHA-256): ${reopen.toFixed(2)}x\n`,
+);
