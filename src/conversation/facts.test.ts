@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../core/hash.js";
+import type { Message } from "../history/message.js";
 import type { ContextSection } from "./api.js";
 import { createLiveConversation } from "./live-conversation.js";
 import { scriptedBackend } from "../../test/support/scripted-backend.js";
 import { counterIds, testPrices } from "../../test/support/conversation-fixtures.js";
 
-function texts(message: { content: readonly { type: string }[] } | undefined): string[] {
-  return (message?.content ?? []).flatMap((block) =>
-    block.type === "text" ? [(block as { text: string }).text] : [],
-  );
+function texts(message: Message | undefined): string[] {
+  return (message?.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : []));
 }
 
 describe("turn facts (A9)", () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { VerbatimError } from "../core/errors.js";
 import { sha256Hex } from "../core/hash.js";
 import type {
   Cost,
@@ -11,7 +10,6 @@ import type {
   Usage,
 } from "../format/conversation-schema.js";
 import type { Item } from "../format/items.js";
-import type { Block, Message } from "../history/message.js";
 import type {
   ChangeKind,
   CompactionPreview,
@@ -26,20 +24,22 @@ import type { Backend, CliBackend, CliTurnResult } from "./backend.js";
 import { previewCompaction, runCompaction } from "./compaction.js";
 import { runCliTurn } from "./cli-turn.js";
 import { ContextMeter } from "./context-meter.js";
-import { addCost, addEstimatedDollars, addUsage } from "./cost.js";
+import { chargeCliTurn, chargeGeneratedImages, chargeRequest } from "./accounting.js";
 import { defaultPriceBook } from "./default-prices.js";
 import type { PriceBook } from "./prices.js";
 import { runProviderRounds, type TurnOutcome } from "./provider-turn.js";
-import { heldSections, planSections } from "./sections.js";
-import {
-  emptyState,
-  findItem,
-  neverCharged,
-  savedFromState,
-  stateFromSaved,
-  type ConversationState,
-} from "./state.js";
+import { openTurn } from "./turn-message.js";
+import { emptyState, savedFromState, stateFromSaved, type ConversationState } from "./state.js";
 import { cancelOpenCalls, openToolCalls } from "./tool-calls.js";
+import {
+  hasPendingApproval,
+  markResolved,
+  moveQueuedToUnsent,
+  recordApproval,
+  setFeedback,
+  setLintRuleCardState,
+  setSkillCardState,
+} from "./cards.js";
 import type { GeneratedImage, HostTool } from "./tools.js";
 import type { TurnControl, TurnHost } from "./turn-host.js";
 import { transcriptText } from "./transcript.js";
@@ -88,7 +88,7 @@ class Conversation implements LiveConversation, TurnHost {
     this.cliNeedsTranscript = this.state.items.length > 0;
     this.meter = new ContextMeter(this.prices);
     this.meter.restore(this.state.lastRoundUsage, this.current.provider, this.current.model);
-    if (openToolCalls(this.state.history) !== undefined && this.pendingApprovalExists()) {
+    if (openToolCalls(this.state.history) !== undefined && hasPendingApproval(this.state)) {
       this.turn = this.newControl(true);
     }
   }
@@ -140,45 +140,21 @@ class Conversation implements LiveConversation, TurnHost {
     this.options.onChange?.(kind);
   }
   recordRound(provider: string, model: string, usage: Usage): void {
-    this.charge(provider, model, usage);
+    chargeRequest(this.state, this.prices, provider, model, usage);
     this.state.lastRoundUsage = usage;
     const notice = this.meter.afterRequest(usage, this.current.provider, this.current.model);
     if (notice !== undefined) this.state.items.push({ ...notice, id: this.newId() });
   }
   recordCompactionRound(provider: string, model: string, usage: Usage): void {
-    this.charge(provider, model, usage);
+    chargeRequest(this.state, this.prices, provider, model, usage);
     this.state.lastRoundUsage = undefined;
     this.meter.reset();
   }
-  recordCliTurn(backend: CliBackend, result: CliTurnResult): void {
-    const first = neverCharged(this.state);
-    this.state.usage = addUsage(this.state.usage, result.usage);
-    this.state.lastRoundUsage = result.usage;
-    this.state.estimatedCost = addCost(this.state.estimatedCost, result.cost, first);
-    void backend;
+  recordCliTurn(_backend: CliBackend, result: CliTurnResult): void {
+    chargeCliTurn(this.state, result.usage, result.cost);
   }
   recordGeneratedImages(images: readonly GeneratedImage[]): void {
-    for (const image of images) {
-      const dollars = this.prices.imageCost(image);
-      if (dollars === undefined) continue;
-      this.state.estimatedCost = addEstimatedDollars(
-        this.state.estimatedCost,
-        dollars,
-        neverCharged(this.state),
-      );
-    }
-  }
-  private charge(provider: string, model: string, usage: Usage): void {
-    const first = neverCharged(this.state);
-    let cost: Cost;
-    if (usage.reportedCost !== undefined) cost = { kind: "reported", dollars: usage.reportedCost };
-    else if (!this.prices.billsPerToken(provider)) cost = { kind: "notBilled" };
-    else {
-      const dollars = this.prices.requestCost(provider, model, usage);
-      cost = dollars === undefined ? { kind: "unknown" } : { kind: "estimated", dollars };
-    }
-    this.state.usage = addUsage(this.state.usage, usage);
-    this.state.estimatedCost = addCost(this.state.estimatedCost, cost, first);
+    chargeGeneratedImages(this.state, this.prices, images);
   }
 
   // ---- sending ------------------------------------------------------------------------------
@@ -272,32 +248,14 @@ class Conversation implements LiveConversation, TurnHost {
       backend.kind === "cli" && this.cliNeedsTranscript
         ? transcriptText(this.state.items)
         : undefined;
-    const held = restoredTranscript === undefined ? heldSections(this.state.sentFacts) : undefined;
-    const plan = planSections(supplied, held);
+    const started = openTurn(this.state, message, supplied, restoredTranscript !== undefined);
     this.starting = undefined;
-    const item: Item = { id: message.id, type: "user", text: message.text };
-    if (message.images !== undefined) item.hasImage = true;
-    this.state.items.push(item);
-    const blocks: Block[] = [...plan.blocks];
-    if (message.text !== "") blocks.push({ type: "text", text: message.text });
-    for (const image of message.images ?? []) blocks.push({ type: "image", ...image });
-    const userMessage: Message = { role: "user", content: blocks };
-    this.state.sentFacts.push(
-      plan.record === undefined
-        ? { message: this.state.history.length }
-        : { message: this.state.history.length, sections: new Map(plan.record) },
-    );
-    this.state.history.push(userMessage);
     let outcome: TurnOutcome;
     if (backend.kind === "cli") {
       this.cliNeedsTranscript = false;
-      const text = blocks
-        .filter((block) => block.type === "text")
-        .map((block) => block.text)
-        .join("\n\n");
       outcome = await runCliTurn(this, backend, control, {
-        message: text,
-        userMessage,
+        message: started.text,
+        userMessage: started.userMessage,
         ...(restoredTranscript === undefined ? {} : { restoredTranscript }),
       });
     } else {
@@ -352,13 +310,8 @@ class Conversation implements LiveConversation, TurnHost {
 
   // ---- the input box, ratings, cards --------------------------------------------------------
   returnToInput(queuedId: string): PendingMessage {
-    const index = this.state.queued.findIndex((message) => message.id === queuedId);
-    const message = this.state.queued[index];
-    if (message === undefined) throw notFound("queued message", queuedId);
-    this.state.queued.splice(index, 1);
-    this.state.unsent.push(message);
-    this.change("returned");
-    this.update();
+    const message = moveQueuedToUnsent(this.state, queuedId);
+    this.changed("returned");
     return message;
   }
 
@@ -370,54 +323,32 @@ class Conversation implements LiveConversation, TurnHost {
   }
 
   rate(itemId: string, feedback: Feedback | undefined): void {
-    if (findItem(this.state.items, itemId) === undefined) throw notFound("item", itemId);
-    if (feedback === undefined) this.state.feedback.delete(itemId);
-    else this.state.feedback.set(itemId, feedback);
-    this.change("rating");
-    this.update();
+    setFeedback(this.state, itemId, feedback);
+    this.changed("rating");
   }
 
   setSkillCard(itemId: string, state: SkillCard["state"]): void {
-    this.requireItem(itemId, "skillProposal");
-    this.state.skillCards.set(itemId, { state });
-    this.change("cardState");
-    this.update();
+    setSkillCardState(this.state, itemId, state);
+    this.changed("cardState");
   }
 
   setLintRuleCard(itemId: string, state: LintRuleCard["state"]): void {
-    this.requireItem(itemId, "lintRuleProposal");
-    this.state.lintRuleCards.set(itemId, { state });
-    this.change("cardState");
-    this.update();
+    setLintRuleCardState(this.state, itemId, state);
+    this.changed("cardState");
   }
 
   resolveCard(itemId: string): void {
-    if (findItem(this.state.items, itemId) === undefined) throw notFound("item", itemId);
-    if (!this.state.resolvedCards.includes(itemId)) this.state.resolvedCards.push(itemId);
-    this.change("cardState");
+    markResolved(this.state, itemId);
+    this.changed("cardState");
+  }
+
+  private changed(kind: ChangeKind): void {
+    this.change(kind);
     this.update();
   }
 
   answerApproval(itemId: string, answer: { approved: boolean; alwaysAllow?: boolean }): void {
-    this.requireItem(itemId, "toolApproval");
-    const card = this.state.approvalCards.get(itemId);
-    if (card !== undefined && card.state !== "pending") {
-      throw new VerbatimError(
-        "approval_already_answered",
-        `the approval ${itemId} was already answered`,
-        {
-          hint: "Each tool approval is answered once.",
-        },
-      );
-    }
-    this.state.approvalCards.set(
-      itemId,
-      answer.approved
-        ? answer.alwaysAllow === true
-          ? { state: "approved", alwaysAllow: true }
-          : { state: "approved" }
-        : { state: "denied" },
-    );
+    recordApproval(this.state, itemId, answer);
     this.change("cardState");
     this.update();
     const turn = this.turn;
@@ -434,25 +365,6 @@ class Conversation implements LiveConversation, TurnHost {
       this.state.items.push({ id: this.newId(), type: "failure", message: text });
       this.endTurn(turn, "failed");
     });
-  }
-
-  private pendingApprovalExists(): boolean {
-    for (const card of this.state.approvalCards.values()) if (card.state === "pending") return true;
-    return false;
-  }
-
-  private requireItem(itemId: string, type: Item["type"]): void {
-    const item = findItem(this.state.items, itemId);
-    if (item === undefined) throw notFound("item", itemId);
-    if (item.type !== type) {
-      throw new VerbatimError(
-        "invalid_argument",
-        `item ${itemId} is a ${item.type}, not a ${type}`,
-        {
-          where: itemId,
-        },
-      );
-    }
   }
 
   // ---- new conversation, switching, compaction ---------------------------------------------
@@ -518,11 +430,4 @@ class Conversation implements LiveConversation, TurnHost {
       }
     }
   }
-}
-
-function notFound(what: string, id: string): VerbatimError {
-  return new VerbatimError("conversation_item_not_found", `no ${what} with id ${id}`, {
-    where: id,
-    hint: "Pass the id of an item in this conversation.",
-  });
 }
