@@ -1,5 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
 import { GatewayMessageStore } from "../../gateway/message-store.js";
+import { registerJobCallerRoutes } from "../jobs/caller-routes.js";
 import type { StoreDatabase } from "../../store/database.js";
 import { ResponsesService } from "../responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
@@ -16,4 +18,5 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   const store = new GatewayMessageStore(options.database);
   registerResponseRoutes(app, new ResponsesService(store, options.upstream ?? NO_UPSTREAM));
   registerCompressRoute(app, store, options.upstream);
+  registerJobCallerRoutes(app, new BackgroundAgentJobs(options.database), store);
 }
