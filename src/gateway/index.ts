@@ -30,3 +30,17 @@ export {
   DEFAULT_GATEWAY_LIMITS,
 } from "./validation.js";
 export type { GatewayLimits } from "./validation.js";
+export { BackgroundAgentJobs, MAX_RETRY_BUDGET } from "./jobs/job-service.js";
+export type { BackgroundAgentJobsOptions } from "./jobs/job-service.js";
+export { MAX_ITEMS_PER_APPEND, MAX_ITEM_BYTES } from "./jobs/job-items.js";
+export { JOB_END_STATUSES } from "./jobs/job-types.js";
+export type {
+  BackgroundAgentJob,
+  JobStatus,
+  JobTurn,
+  StoredJobTrajectory,
+  TurnItemInput,
+  TurnStatus,
+  WakeEvent,
+  WakePayload,
+} from "./jobs/job-types.js";

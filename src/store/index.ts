@@ -17,3 +17,9 @@ export type {
   StoreSchema,
 } from "./schema.js";
 export { inTransaction } from "./transaction.js";
+export type {
+  BackgroundAgentJobTable,
+  BackgroundAgentJobTurnItemTable,
+  BackgroundAgentJobTurnTable,
+  BackgroundAgentJobWakeEventTable,
+} from "./job-schema.js";

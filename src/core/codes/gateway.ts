@@ -68,4 +68,23 @@ export const gatewayCodes = defineCodes([
     remedy:
       "Retry the compression, pass the summary yourself, or check the provider's status and credentials.",
   },
+  {
+    code: "job_not_found",
+    httpStatus: 404,
+    meaning: "No background agent job (or job turn) with this id exists for this subject.",
+    remedy: "Check the id, and that the request is made as the subject that owns the job.",
+  },
+  {
+    code: "job_state_conflict",
+    httpStatus: 409,
+    meaning:
+      "The job or turn is not in a state that allows this change: a turn of a job that is not running, items appended to a finished turn, a job that already ended.",
+    remedy: "Read the job to see its state; start an attempt or a new turn first, or steer the turn.",
+  },
+  {
+    code: "job_retry_budget_exhausted",
+    httpStatus: 409,
+    meaning: "The job has used every attempt its retry budget allows (retry budget + 1).",
+    remedy: "Create a new job with a larger retry budget if the work must be tried again.",
+  },
 ]);

@@ -16,10 +16,7 @@ import {
   type TurnRow,
 } from "../../store/repositories/background-jobs.js";
 import { listJobItems } from "../../store/repositories/background-job-items.js";
-import {
-  claimWakeEventRows,
-  insertWakeEvent,
-} from "../../store/repositories/background-job-wake-events.js";
+import { claimWakeEventRows } from "../../store/repositories/background-job-wake-events.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { projectTrajectoryToChatML } from "../../trajectory/chatml-projection.js";
@@ -39,7 +36,6 @@ import type {
   TurnItemInput,
   TurnStatus,
   WakeEvent,
-  WakePayload,
 } from "./job-types.js";
 import type { Kysely } from "kysely";
 import type { StoredTurnItem } from "../../trajectory/row.js";
