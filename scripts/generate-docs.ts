@@ -4,6 +4,6 @@ import { writeFileSync } from "node:fs";
 import { generatedDocuments } from "./generated-documents.js";
 
 for (const document of generatedDocuments()) {
-  writeFileSync(new URL(`../${document.path}`, import.meta.url), document.content());
+  writeFileSync(new URL(`../${document.path}`, import.meta.url), await document.content());
   process.stdout.write(`wrote ${document.path}\n`);
 }

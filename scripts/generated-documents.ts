@@ -1,11 +1,12 @@
 import { errorCodeGroups } from "../src/core/error-codes.js";
+import { openApiJson } from "../src/server/openapi.js";
 import type { ErrorCodeDefinition } from "../src/core/codes/define.js";
 import { formatJsonSchema } from "../src/format/json-schema.js";
 
 /** A checked-in file generated from code, with a drift test (test/generated-documents.test.ts). */
 export interface GeneratedDocument {
   readonly path: string;
-  content(): string;
+  content(): string | Promise<string>;
 }
 
 function errorsMarkdown(): string {
@@ -47,5 +48,6 @@ export function generatedDocuments(): GeneratedDocument[] {
       path: "docs/format-1.schema.json",
       content: () => JSON.stringify(formatJsonSchema(), null, 2) + "\n",
     },
+    { path: "docs/openapi.json", content: openApiJson },
   ];
 }

@@ -5,9 +5,9 @@ import { generatedDocuments } from "../scripts/generated-documents.js";
 
 describe("generated documents", () => {
   for (const document of generatedDocuments()) {
-    it(`${document.path} matches a fresh generation (run npm run docs:generate)`, () => {
+    it(`${document.path} matches a fresh generation (run npm run docs:generate)`, async () => {
       const checkedIn = readFileSync(new URL(`../${document.path}`, import.meta.url), "utf8");
-      expect(checkedIn).toBe(document.content());
+      expect(checkedIn).toBe(await document.content());
     });
   }
 

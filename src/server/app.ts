@@ -13,7 +13,7 @@ import { registerConsoleRoutes } from "./routes/console.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerWebRoutes } from "./routes/web.js";
 import type { UpstreamConfig } from "./upstream/config.js";
-import { swaggerTransform, zodValidatorCompiler } from "./zod-schemas.js";
+import { sharedComponentSchemas, swaggerTransform, zodValidatorCompiler } from "./zod-schemas.js";
 
 export interface ServerOptions {
   /** An open, migrated store (src/store). The server does not close it. */
@@ -107,6 +107,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
           operatorToken: { type: "http", scheme: "bearer", description: "The operator token." },
           apiKey: { type: "http", scheme: "bearer", description: "A per-subject API key." },
         },
+        schemas: sharedComponentSchemas(),
       },
     },
     transform: swaggerTransform as never,

@@ -2,24 +2,27 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { httpStatusOf } from "../core/error-codes.js";
 import { isVerbatimError, VerbatimError } from "../core/errors.js";
-import { RequestValidationError } from "./zod-schemas.js";
+import { RequestValidationError, shareSchema } from "./zod-schemas.js";
 
 /**
  * One error shape for every route (docs/errors.md): `{"error": {"code", "message", "where",
  * "hint", "request_id"}}` with the status the code maps to (httpStatusOf).
  */
-export const errorReplySchema = z
-  .object({
-    error: z.object({
-      code: z.string().describe("Stable error code (docs/errors.md)."),
-      message: z.string().describe("What went wrong."),
-      where: z.string().optional().describe("The field, path or id concerned."),
-      hint: z.string().optional().describe("What to do about it."),
-      details: z.record(z.string(), z.unknown()).optional(),
-      request_id: z.string().describe("The request id, also in the x-request-id header."),
-    }),
-  })
-  .describe("Every error, on every route.");
+export const errorReplySchema = shareSchema(
+  "Error",
+  z
+    .object({
+      error: z.object({
+        code: z.string().describe("Stable error code (docs/errors.md)."),
+        message: z.string().describe("What went wrong."),
+        where: z.string().optional().describe("The field, path or id concerned."),
+        hint: z.string().optional().describe("What to do about it."),
+        details: z.record(z.string(), z.unknown()).optional(),
+        request_id: z.string().describe("The request id, also in the x-request-id header."),
+      }),
+    })
+    .describe("Every error, on every route."),
+);
 
 export type ErrorReply = z.infer<typeof errorReplySchema>;
 

@@ -60,6 +60,21 @@ export function jsonSchemaOf(schema: ZodType, io: "input" | "output"): Record<st
   return json;
 }
 
+/** Zod schemas documented once under components.schemas and referenced by `$ref`. */
+const sharedSchemas = new Map<ZodType, string>();
+
+export function shareSchema<T extends ZodType>(name: string, schema: T): T {
+  sharedSchemas.set(schema, name);
+  return schema;
+}
+
+/** The components.schemas entries of the shared schemas. */
+export function sharedComponentSchemas(): Record<string, Record<string, unknown>> {
+  const components: Record<string, Record<string, unknown>> = {};
+  for (const [schema, name] of sharedSchemas) components[name] = jsonSchemaOf(schema, "output");
+  return components;
+}
+
 /** @fastify/swagger `transform`: zod schemas in, JSON Schema out. */
 export function swaggerTransform({
   schema,
@@ -74,7 +89,13 @@ export function swaggerTransform({
     if (key === "response" && typeof value === "object" && value !== null) {
       const responses: Record<string, unknown> = {};
       for (const [status, reply] of Object.entries(value)) {
-        responses[status] = isZodType(reply) ? jsonSchemaOf(reply, "output") : reply;
+        const shared = isZodType(reply) ? sharedSchemas.get(reply) : undefined;
+        responses[status] =
+          shared !== undefined
+            ? { $ref: `#/components/schemas/${shared}` }
+            : isZodType(reply)
+              ? jsonSchemaOf(reply, "output")
+              : reply;
       }
       transformed[key] = responses;
     } else {
