@@ -6,7 +6,7 @@ import type { CompactionPreview, CompactionResult } from "./api.js";
 import { totalInput } from "./cost.js";
 import type { PriceBook } from "./prices.js";
 import type { ConversationState } from "./state.js";
-import { toolDefinition } from "./tools.js";
+import { toolDefinition, type ToolDefinition } from "./tools.js";
 import type { TurnControl, TurnHost } from "./turn-host.js";
 
 /** The first line of the message that replaces compacted turns (A20). */
@@ -104,7 +104,7 @@ export async function runCompaction(
       history: request,
       turnStart: request.length,
       images: (sha256) => host.imageStore.get(sha256),
-      tools: host.tools.map(toolDefinition),
+      tools: compactionTools(host, request),
       signal: control.controller.signal,
       onEvent: () => undefined,
     });
@@ -140,6 +140,27 @@ export async function runCompaction(
   host.change("compaction");
   host.update();
   return { ok: true, summary };
+}
+
+/**
+ * The tools the compaction call declares: the host's, plus a stub for every other tool the
+ * history calls (providers refuse tool calls in a request that declares no such tool).
+ */
+function compactionTools(host: TurnHost, history: readonly Message[]): ToolDefinition[] {
+  const tools = host.tools.map(toolDefinition);
+  const known = new Set(tools.map((tool) => tool.name));
+  for (const message of history) {
+    for (const block of message.content) {
+      if (block.type !== "toolCall" || known.has(block.name)) continue;
+      known.add(block.name);
+      tools.push({
+        name: block.name,
+        description: "A tool used earlier in this conversation.",
+        inputSchema: { type: "object" },
+      });
+    }
+  }
+  return tools;
 }
 
 function fail(host: TurnHost, message: string): void {
