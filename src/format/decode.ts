@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { fastParseJson } from "./fast-decode.js";
 import {
   decodeJsonBytes,
   formatJsonPath,
@@ -112,6 +113,13 @@ export function decodeConversation(bytes: Uint8Array): DecodeResult {
   if (!text.ok) {
     const byteOrderMark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
     return unreadable({ kind: byteOrderMark ? "invalidJson" : "notUtf8", message: text.message });
+  }
+  // Fast path: JSON.parse checked to give what the strict parser would (fast-decode.ts). Any
+  // doubt, and every unreadable file, goes through the strict path for the precise reason.
+  const fast = fastParseJson(text.text);
+  if (fast !== undefined) {
+    const quick = conversationSchema.safeParse(fast.value);
+    if (quick.success) return { ok: true, conversation: quick.data };
   }
   const parsed = safeParseStrictJson(text.text);
   if (!parsed.ok) {
