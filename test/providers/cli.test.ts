@@ -1,0 +1,212 @@
+/**
+ * `verbatim render` and `verbatim cache-diff` (docs/cli.md), in process and as a child process.
+ */
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openArchive } from "../../src/archive/index.js";
+import { bufferIO } from "../../src/cli/io.js";
+import { main } from "../../src/cli/main.js";
+import { sha256Hex } from "../../src/core/hash.js";
+import { emptyConversation } from "../../src/format/index.js";
+import type { Message } from "../../src/history/index.js";
+import { renderRequest } from "../../src/providers/index.js";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+const SHA = sha256Hex(PNG);
+const history: Message[] = [
+  {
+    role: "user",
+    content: [
+      { type: "text", text: "Make a card 🃏" },
+      { type: "image", sha256: SHA, mimeType: "image/png" },
+    ],
+  },
+  {
+    role: "assistant",
+    content: [
+      { type: "toolCall", id: "toolu_1", name: "batch_design", arguments: '{"operations":"[]"}' },
+    ],
+  },
+  {
+    role: "tool",
+    content: [
+      {
+        type: "toolResult",
+        callID: "toolu_1",
+        toolName: "batch_design",
+        isError: false,
+        content: '{"created":[]}',
+      },
+    ],
+  },
+  { role: "assistant", content: [{ type: "text", text: "Made a card." }] },
+];
+
+let folder: string;
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "verbatim-render-cli-"));
+  folder = join(work, "Poster.package");
+  await mkdir(folder);
+  const opened = await openArchive(folder);
+  await opened.archive.save(
+    {
+      ...emptyConversation(),
+      provider: "anthropic",
+      model: "claude-opus-5-5",
+      history,
+      sentFacts: [{ message: 0 }],
+    },
+    new Map([[SHA, PNG]]),
+  );
+  await writeFile(join(work, "system.txt"), "You design cards.");
+  await writeFile(
+    join(work, "tools.json"),
+    JSON.stringify([
+      { name: "batch_design", description: "Apply operations", inputSchema: { type: "object" } },
+    ]),
+  );
+});
+afterAll(async () => rm(work, { recursive: true, force: true }));
+
+async function run(argv: string[]) {
+  const io = bufferIO({ cwd: work });
+  const code = await main(argv, io);
+  return { code, out: io.out().toString("utf8"), err: io.err() };
+}
+
+describe("verbatim render", () => {
+  it("A26 writes the exact body of the next request: saved history plus the message", async () => {
+    const result = await run([
+      "render",
+      "Poster.package",
+      "--provider",
+      "anthropic",
+      "--system",
+      "system.txt",
+      "--tools",
+      "tools.json",
+      "--message",
+      "Next ✨",
+    ]);
+    expect(result.err).toBe("");
+    expect(result.code).toBe(0);
+    const expected = renderRequest("anthropic", {
+      history: [...history, { role: "user", content: [{ type: "text", text: "Next ✨" }] }],
+      images: (sha) => (sha === SHA ? PNG : undefined),
+      options: {
+        model: "claude-opus-5-5",
+        maxTokens: 8192,
+        system: "You design cards.",
+        tools: [
+          {
+            name: "batch_design",
+            description: "Apply operations",
+            inputSchema: { type: "object" },
+          },
+        ],
+      },
+    }).body;
+    expect(result.out).toBe(expected);
+  });
+
+  it("A24 renders the same saved history for every provider, --model overriding the saved one", async () => {
+    for (const provider of ["openai-chat", "openai-responses", "gemini", "openrouter"]) {
+      const result = await run([
+        "render",
+        "Poster.package",
+        "--provider",
+        provider,
+        "--model",
+        "other-model",
+      ]);
+      expect(result.code).toBe(0);
+      expect(result.out).toContain("Made a card.");
+      expect(result.out).toContain("toolu_1");
+      if (provider !== "gemini") expect(result.out).toContain('"model":"other-model"');
+    }
+  });
+
+  it("exit 2 for usage errors and a missing package", async () => {
+    expect((await run(["render", "Poster.package"])).code).toBe(2);
+    expect((await run(["render", "Poster.package", "--provider", "nope"])).code).toBe(2);
+    expect((await run(["render", "missing.package", "--provider", "anthropic"])).code).toBe(2);
+    expect(
+      (await run(["render", "Poster.package", "--provider", "anthropic", "--tools", "absent.json"]))
+        .code,
+    ).toBe(2);
+  });
+
+  it("A26 runs as a child process: node bin/verbatim.js render", async () => {
+    const child = await promisify(execFile)(
+      process.execPath,
+      [
+        join(ROOT, "bin/verbatim.js"),
+        "render",
+        join(folder),
+        "--provider",
+        "openai-chat",
+        "--message",
+        "hi",
+      ],
+      {
+        cwd: work,
+      },
+    );
+    expect(child.stdout.startsWith('{"model":"claude-opus-5-5","messages":[')).toBe(true);
+    expect(child.stdout.endsWith('"stream":true,"stream_options":{"include_usage":true}}')).toBe(
+      true,
+    );
+  });
+});
+
+describe("verbatim cache-diff", () => {
+  async function bodies(after: Message[]) {
+    const options = { model: "m", maxTokens: 10 };
+    await writeFile(
+      join(work, "before.json"),
+      renderRequest("anthropic", { history, images: () => PNG, options }).body,
+    );
+    await writeFile(
+      join(work, "after.json"),
+      renderRequest("anthropic", { history: after, images: () => PNG, options }).body,
+    );
+  }
+
+  it("A27 exit 0 and `appended N` when the second body extends the first", async () => {
+    await bodies([...history, { role: "user", content: [{ type: "text", text: "more" }] }]);
+    expect(await run(["cache-diff", "before.json", "after.json"])).toEqual({
+      code: 0,
+      out: "appended 1\n",
+      err: "",
+    });
+  });
+
+  it("A27 exit 1 with the first difference: message index and JSON path", async () => {
+    const changed = [...history];
+    changed[3] = { role: "assistant", content: [{ type: "text", text: "Made a card" }] };
+    await bodies([...changed, { role: "user", content: [{ type: "text", text: "more" }] }]);
+    const result = await run(["cache-diff", "before.json", "after.json"]);
+    expect(result.code).toBe(1);
+    expect(result.out).toBe("");
+    expect(result.err).toBe(
+      'verbatim cache-diff: first difference in message 3 at $.messages[3].content[0].text: "Made a card." became "Made a card"\n',
+    );
+  });
+
+  it("exit 2 for a missing file; runs as a child process", async () => {
+    expect((await run(["cache-diff", "before.json", "absent.json"])).code).toBe(2);
+    await bodies([...history, { role: "user", content: [{ type: "text", text: "x" }] }]);
+    const child = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, "bin/verbatim.js"), "cache-diff", "before.json", "after.json"],
+      { cwd: work },
+    );
+    expect(child.stdout).toBe("appended 1\n");
+  });
+});
