@@ -14,6 +14,7 @@ import {
   packagePaths,
   type PackagePaths,
 } from "./layout.js";
+import { sameInput, snapshotInput, type InputSnapshot } from "./input-snapshot.js";
 import { serialised } from "./lock.js";
 import { emptyDisk, readAgentFolder, type DiskState } from "./read.js";
 import { removeAgentFolder } from "./remove.js";
@@ -151,6 +152,8 @@ class PackageArchive implements ConversationArchive {
   private preserving = false;
   private disk: DiskState = emptyDisk();
   private previousPieces: Buffer[] | undefined;
+  /** What the last save that reached the disk state was given (unchanged saves stop early). */
+  private lastInput: InputSnapshot | undefined;
   private readonly encoder = new ConversationEncoder();
   private readonly copies = new WeakMap<object, { key: string; copy: object }>();
   /** Image bytes already hashed, by identity: each image is hashed once. */
@@ -225,11 +228,15 @@ class PackageArchive implements ConversationArchive {
     const removed = await removeAgentFolder(this.paths, this.writer);
     this.disk = emptyDisk();
     this.previousPieces = undefined;
+    this.lastInput = undefined;
     return removed;
   }
 
-  /** Notices changes made by someone else since the last save, and forgets what they undo. */
-  private async refreshDisk(): Promise<void> {
+  /**
+   * Notices changes made by someone else since the last save, and forgets what they undo.
+   * Returns true when `agent/` is as the archive left it.
+   */
+  private async refreshDisk(): Promise<boolean> {
     const [file, images] = await Promise.all([
       entryAt(this.paths.conversationFile),
       entryAt(this.paths.imagesDir),
@@ -246,9 +253,10 @@ class PackageArchive implements ConversationArchive {
       sameFingerprint(file.fingerprint, disk.conversationFingerprint) &&
       sameFingerprint(images.fingerprint, disk.imagesFingerprint)
     ) {
-      return;
+      return true;
     }
     this.previousPieces = undefined;
+    this.lastInput = undefined;
     disk.conversationBytes =
       file.kind === "file"
         ? (await readRegularFile(this.paths.conversationFile))?.bytes
@@ -267,6 +275,7 @@ class PackageArchive implements ConversationArchive {
     for (const name of (await listOwnedFiles(this.paths.agentDir)).temporaries) {
       disk.temporaries.add(join(this.paths.agentDir, name));
     }
+    return false;
   }
 
   private budget(
@@ -285,7 +294,14 @@ class PackageArchive implements ConversationArchive {
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
   ): Promise<SaveResult> {
-    await this.refreshDisk();
+    const diskAsLeft = await this.refreshDisk();
+    if (
+      diskAsLeft &&
+      this.lastInput !== undefined &&
+      sameInput(conversation, images, this.lastInput)
+    ) {
+      return { outcome: "unchanged", bytesWritten: 0 };
+    }
     const disk = this.disk;
     let budget = this.budget(conversation, images, new Set());
     const toWrite = (): string[] =>
@@ -306,6 +322,7 @@ class PackageArchive implements ConversationArchive {
     await this.removeTemporaries();
     if (!conversationChanged && newImages.length === 0 && staleImages.length === 0) {
       this.previousPieces = pieces;
+      this.lastInput = snapshotInput(conversation, images);
       disk.conversationBytes = undefined;
       return { outcome: "unchanged", bytesWritten: 0 };
     }
@@ -334,6 +351,7 @@ class PackageArchive implements ConversationArchive {
       disk.otherImages.delete(name);
     }
     this.previousPieces = pieces;
+    this.lastInput = snapshotInput(conversation, images);
     disk.conversationBytes = undefined;
     const [file, imagesFolder] = await Promise.all([
       entryAt(this.paths.conversationFile),
