@@ -32,3 +32,15 @@ export type {
 } from "./tools.js";
 export { toolDefinition } from "./tools.js";
 export { transcriptText } from "./transcript.js";
+export { createLiveConversation } from "./live-conversation.js";
+export type { CreateOptions } from "./live-conversation.js";
+export { openLiveConversation } from "./open.js";
+export type { OpenLiveConversationOptions, OpenedLiveConversation } from "./open.js";
+export { providerBackend } from "./provider-backend.js";
+export type { ProviderBackendOptions } from "./provider-backend.js";
+export type { PriceBook } from "./prices.js";
+export { unknownPrices } from "./prices.js";
+export { defaultPriceBook } from "./default-prices.js";
+export { previewCompaction, COMPACTED_HEADING } from "./compaction.js";
+export type { PreviewInput } from "./compaction.js";
+export { CONTEXT_NOTICE_THRESHOLD } from "./context-meter.js";
