@@ -17,8 +17,8 @@ export interface Usage {
   readonly cacheRead: number;
   readonly cacheWrite: number;
   readonly webSearchRequests: number;
-  readonly cacheWrite1h?: number;
-  readonly reportedCost?: number;
+  readonly cacheWrite1h?: number | undefined;
+  readonly reportedCost?: number | undefined;
 }
 
 /**
@@ -29,7 +29,7 @@ export interface Usage {
  */
 export type Cost =
   | { readonly kind: "reported"; readonly dollars: number }
-  | { readonly kind: "estimated"; readonly dollars: number; readonly partial?: boolean }
+  | { readonly kind: "estimated"; readonly dollars: number; readonly partial?: boolean | undefined }
   | { readonly kind: "unknown" }
   | { readonly kind: "notBilled" };
 
