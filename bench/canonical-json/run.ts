@@ -19,17 +19,24 @@ const rounds = Number(values.rounds);
 
 const { conversation, images } = generateConversation({ turns, seed: 1 });
 
-/** The median of `rounds` timed runs (after one warm-up), in milliseconds. */
-function time(run: () => unknown): number {
-  run();
-  const samples: number[] = [];
+/**
+ * Times several contenders interleaved (one run of each per round, after one warm-up round),
+ * so that load from other processes falls on all of them alike; returns each one's median ms.
+ */
+function timeInterleaved(contenders: readonly (() => unknown)[]): number[] {
+  for (const run of contenders) run();
+  const samples: number[][] = contenders.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    const start = process.hrtime.bigint();
-    run();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+    contenders.forEach((run, index) => {
+      const start = process.hrtime.bigint();
+      run();
+      samples[index]?.push(Number(process.hrtime.bigint() - start) / 1e6);
+    });
   }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)] ?? Number.NaN;
+  return samples.map((list) => {
+    list.sort((a, b) => a - b);
+    return list[Math.floor(list.length / 2)] ?? Number.NaN;
+  });
 }
 
 // JSON.stringify cannot write Maps: give it the same data with the maps as plain objects.
@@ -45,46 +52,43 @@ const canonical = canonicalJsonBytes(conversation);
 const compact = Buffer.from(JSON.stringify(plain), "utf8");
 const megabytes = canonical.length / 1e6;
 
-const rows: [string, number, string][] = [];
-const stringifyMs = time(() => Buffer.from(JSON.stringify(plain), "utf8"));
-rows.push(["JSON.stringify + UTF-8 (baseline, unsorted, compact)", stringifyMs, "1.00"]);
-const writerMs = time(() => canonicalJsonBytes(conversation));
-rows.push(["canonical writer (canonicalJsonBytes)", writerMs, (stringifyMs / writerMs).toFixed(2)]);
-const encodeMs = time(() => encodeConversation(conversation));
-rows.push(["encodeConversation, no cache", encodeMs, (stringifyMs / encodeMs).toFixed(2)]);
 const cache = createHistoryEncodingCache();
 encodeConversation(conversation, cache);
-const warmMs = time(() => encodeConversation(conversation, cache));
-rows.push(["encodeConversation, warm history cache", warmMs, (stringifyMs / warmMs).toFixed(2)]);
-
-const text = canonical.toString("utf8");
-const parseRows: [string, number, string][] = [];
-const parseMs = time(() => JSON.parse(canonical.toString("utf8")));
-parseRows.push(["JSON.parse of the canonical bytes (baseline)", parseMs, "1.00"]);
-const strictMs = time(() => safeParseStrictJson(canonical.toString("utf8")));
-parseRows.push(["strict parser alone", strictMs, (parseMs / strictMs).toFixed(2)]);
-const parsed = JSON.parse(text) as unknown;
-const zodMs = time(() => conversationSchema.safeParse(parsed));
-parseRows.push(["zod validation alone", zodMs, (parseMs / zodMs).toFixed(2)]);
-const decodeMs = time(() => {
-  const result = decodeConversation(canonical);
-  if (!result.ok) throw new Error(result.reason.message);
-});
-parseRows.push([
-  "decodeConversation (strict parse + validation)",
-  decodeMs,
-  (parseMs / decodeMs).toFixed(2),
+const [stringifyMs = 0, writerMs = 0, encodeMs = 0, warmMs = 0] = timeInterleaved([
+  () => Buffer.from(JSON.stringify(plain), "utf8"),
+  () => canonicalJsonBytes(conversation),
+  () => encodeConversation(conversation),
+  () => encodeConversation(conversation, cache),
 ]);
+const rows: [string, number, string][] = [
+  ["JSON.stringify + UTF-8 (baseline: unsorted, compact)", stringifyMs, "1.00"],
+  ["canonical writer (canonicalJsonBytes)", writerMs, (stringifyMs / writerMs).toFixed(2)],
+  ["encodeConversation, no cache", encodeMs, (stringifyMs / encodeMs).toFixed(2)],
+  ["encodeConversation, warm history cache", warmMs, (stringifyMs / warmMs).toFixed(2)],
+];
+
+const parsed = JSON.parse(canonical.toString("utf8")) as unknown;
 let imageBytes = 0;
 for (const bytes of images.values()) imageBytes += bytes.length;
-const hashMs = time(() => {
-  for (const bytes of images.values()) createHash("sha256").update(bytes).digest("hex");
-});
-parseRows.push([
-  `SHA-256 of the ${images.size} images (${(imageBytes / 1e6).toFixed(1)} MB)`,
-  hashMs,
-  "-",
+const [parseMs = 0, strictMs = 0, zodMs = 0, decodeMs = 0, hashMs = 0] = timeInterleaved([
+  () => JSON.parse(canonical.toString("utf8")),
+  () => safeParseStrictJson(canonical.toString("utf8")),
+  () => conversationSchema.safeParse(parsed),
+  () => {
+    const result = decodeConversation(canonical);
+    if (!result.ok) throw new Error(result.reason.message);
+  },
+  () => {
+    for (const bytes of images.values()) createHash("sha256").update(bytes).digest("hex");
+  },
 ]);
+const parseRows: [string, number, string][] = [
+  ["JSON.parse of the canonical bytes (baseline)", parseMs, "1.00"],
+  ["strict parser alone", strictMs, (parseMs / strictMs).toFixed(2)],
+  ["zod validation alone", zodMs, (parseMs / zodMs).toFixed(2)],
+  ["decodeConversation (strict parse + validation)", decodeMs, (parseMs / decodeMs).toFixed(2)],
+  [`SHA-256 of the ${images.size} images (${(imageBytes / 1e6).toFixed(1)} MB)`, hashMs, "-"],
+];
 
 function table(title: string, ratioName: string, data: [string, number, string][]): void {
   process.stdout.write(`\n${title}\n`);
