@@ -72,8 +72,17 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       ),
     ),
   );
+  // Graceful shutdown: close() stops accepting and waits for in-flight requests; their
+  // connections are told to close, so no idle keep-alive connection holds the exit back.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
   });
 
   app.removeAllContentTypeParsers();
