@@ -1,5 +1,11 @@
 import type { ChatMLMessage } from "../../src/history/chatml.js";
-import type { JobDetail, MessagesPage, ProjectionMetadata, StoredItemRow, StoredMessage } from "./api.js";
+import type {
+  JobDetail,
+  MessagesPage,
+  ProjectionMetadata,
+  StoredItemRow,
+  StoredMessage,
+} from "./api.js";
 
 /** Builds DOM nodes with text only (never innerHTML: stored content is untrusted). */
 export function element(
@@ -54,7 +60,11 @@ function chatMLNode(message: ChatMLMessage): HTMLElement {
   if (message.role === "assistant" && message.tool_calls !== undefined) {
     for (const call of message.tool_calls) {
       node.append(
-        element("pre", { class: "facts" }, `${call.id} → ${call.function.name}(${call.function.arguments})`),
+        element(
+          "pre",
+          { class: "facts" },
+          `${call.id} → ${call.function.name}(${call.function.arguments})`,
+        ),
       );
     }
   }
