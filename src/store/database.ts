@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import { VerbatimError } from "../core/errors.js";
 import { capabilitiesOf, type DialectCapabilities } from "./capabilities.js";
@@ -60,7 +60,9 @@ export async function openDatabase(
     } catch (error) {
       throw unreachable(location, error);
     }
-    const db = new Kysely<StoreSchema>({ dialect: new SqliteDialect({ database: connection }) });
+    const db = new Kysely<StoreSchema>({
+      dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+    });
     return { db, capabilities, location, close: () => db.destroy() };
   }
   const pool = new pg.Pool({
@@ -81,6 +83,31 @@ export async function openDatabase(
     throw unreachable(location, error);
   }
   return { db, capabilities, location, close: () => db.destroy() };
+}
+
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * The connection as Kysely's SQLite dialect uses it, with prepared statements kept by their SQL
+ * text: Kysely prepares every query it runs, and preparing costs more than running the small
+ * statements of an append. The store's queries are few and fixed, so the cache stays small;
+ * past its size, statements are prepared each time as before.
+ */
+function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => {
+      connection.close();
+    },
+    prepare: (text: string) => {
+      let statement = cache.get(text);
+      if (statement === undefined) {
+        statement = connection.prepare(text);
+        if (cache.size < STATEMENT_CACHE_SIZE) cache.set(text, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function unreachable(location: DatabaseLocation, error: unknown): VerbatimError {

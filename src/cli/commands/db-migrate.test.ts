@@ -44,23 +44,27 @@ describe("verbatim db migrate", () => {
     );
   }
 
-  it("creates the SQLite file when missing, run as a child process", async () => {
-    const folder = mkdtempSync(join(tmpdir(), "verbatim-cli-"));
-    try {
-      const path = join(folder, "new.sqlite");
-      const { stdout } = await run(
-        process.execPath,
-        ["bin/verbatim.js", "db", "migrate", "--db", path, "--json"],
-        { cwd: root },
-      );
-      expect(JSON.parse(stdout)).toMatchObject({ dialect: "sqlite", applied: names });
-      const database = await openDatabase({ dialect: "sqlite", path });
-      expect(await appliedMigrations(database)).toEqual(names);
-      await database.close();
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-  });
+  it(
+    "creates the SQLite file when missing, run as a child process",
+    { timeout: 60_000 },
+    async () => {
+      const folder = mkdtempSync(join(tmpdir(), "verbatim-cli-"));
+      try {
+        const path = join(folder, "new.sqlite");
+        const { stdout } = await run(
+          process.execPath,
+          ["bin/verbatim.js", "db", "migrate", "--db", path, "--json"],
+          { cwd: root },
+        );
+        expect(JSON.parse(stdout)).toMatchObject({ dialect: "sqlite", applied: names });
+        const database = await openDatabase({ dialect: "sqlite", path });
+        expect(await appliedMigrations(database)).toEqual(names);
+        await database.close();
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("exits 2 without --db, with a bad URL scheme or a missing folder", async () => {
     for (const argv of [
@@ -110,5 +114,6 @@ describe("verbatim db migrate", () => {
         await fresh.cleanup();
       }
     },
+    120_000,
   );
 });
