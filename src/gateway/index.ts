@@ -22,6 +22,7 @@ export type {
   GatewayMessageStatus,
   GatewayMessageType,
 } from "./message-types.js";
+export { gatewayFactsFromRound } from "./round-facts.js";
 export type { Summarizer, SummaryRequest, SummaryResult } from "./summarizer.js";
 export {
   CALLER_METADATA_MAX_KEYS,
