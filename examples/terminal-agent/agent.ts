@@ -8,7 +8,8 @@
  *
  * Provider backend: VERBATIM_PROVIDER (anthropic, openai-chat, openai-responses, gemini,
  * openrouter; default anthropic) and VERBATIM_MODEL, with the provider's key and base URL from
- * its usual variables (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, …). Lines starting with `/`:
+ * its usual variables (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, …). CLI backends: the signed-in
+ * `claude` or `codex` on PATH, VERBATIM_MODEL passed as --model (docs/cli-agents.md). Lines starting with `/`:
  * /compact, /cost, /new, /quit.
  */
 import { mkdir } from "node:fs/promises";
