@@ -6,7 +6,13 @@ import { openLiveConversation } from "../../conversation/open.js";
 import { providerBackend } from "../../conversation/provider-backend.js";
 import { VerbatimError } from "../../core/errors.js";
 import { PROVIDER_IDS, type ProviderId } from "../../providers/index.js";
-import { EXIT_CHECK_FAILED, EXIT_OK, parseCommandArgs, type Command } from "../command.js";
+import {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  parseCommandArgs,
+  usageError,
+  type Command,
+} from "../command.js";
 import { requireFolder } from "../paths.js";
 
 const CLI_PROVIDERS = new Set(["claude-code", "codex"]);
@@ -56,13 +62,9 @@ export const compact: Command = {
     const provider = values.provider ?? saved.provider;
     const model = values.model ?? saved.model;
     if (provider === undefined || model === undefined) {
-      throw new VerbatimError(
-        "no_saved_provider",
-        "the saved conversation names no provider or model",
-        {
-          where: folder,
-          hint: "Pass --provider and --model.",
-        },
+      throw usageError(
+        this,
+        "the saved conversation names no provider or model: pass --provider and --model",
       );
     }
     const preview = previewCompaction({

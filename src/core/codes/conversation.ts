@@ -16,18 +16,4 @@ export const conversationCodes = defineCodes([
     meaning: "A tool approval was answered a second time.",
     remedy: "Answer each tool approval once; its card state says how it was answered.",
   },
-  {
-    code: "compaction_unavailable",
-    httpStatus: 409,
-    meaning:
-      "Compaction was asked for while it is not offered: a turn is running, the conversation has two turns or fewer, or it runs on a CLI backend.",
-    remedy:
-      "Wait for the turn to end, or run more turns first; CLI backends keep their own context.",
-  },
-  {
-    code: "no_saved_provider",
-    httpStatus: 400,
-    meaning: "A saved conversation names no provider or model, and none was given.",
-    remedy: "Pass --provider and --model.",
-  },
 ]);
