@@ -3,17 +3,10 @@ import { AnthropicStreamParser, parseAnthropicResponse } from "./anthropic/parse
 import { GeminiStreamParser, parseGeminiResponse } from "./gemini/parse.js";
 import { ChatStreamParser, parseChatResponse } from "./openai-chat/parse.js";
 import { ResponsesStreamParser, parseResponsesResponse } from "./openai-responses/parse.js";
-import type { ProviderId, RoundResult, StreamEvent } from "./types.js";
-import type { SseEvent } from "./wire/sse.js";
+import type { ProviderId, RoundResult, StreamParser } from "./types.js";
 
 export type { SseEvent } from "./wire/sse.js";
-
-/** Turns a provider's SSE events into stream events, then into the round's result. */
-export interface StreamParser {
-  push(event: SseEvent): readonly StreamEvent[];
-  /** The round's result once the stream ended (throws if it ended early). */
-  finish(): RoundResult;
-}
+export type { StreamParser } from "./types.js";
 
 function unknownProvider(provider: never): never {
   throw new VerbatimError("provider_unknown", `unknown provider ${JSON.stringify(provider)}`);

@@ -10,6 +10,7 @@
 import type { JsonObject, JsonValue } from "../core/strict-json.js";
 import type { ImageBytesLookup, Message } from "../history/message.js";
 import type { Usage } from "../pricing/types.js";
+import type { SseEvent } from "./wire/sse.js";
 
 export type { Usage } from "../pricing/types.js";
 
@@ -215,4 +216,11 @@ export interface OutgoingRequest {
   readonly body: string;
   /** Whether the body asks for a stream (Gemini: use the streaming endpoint). */
   readonly stream: boolean;
+}
+
+/** Turns a provider's SSE events into stream events, then into the round's result. */
+export interface StreamParser {
+  push(event: SseEvent): readonly StreamEvent[];
+  /** The round's result once the stream ended (throws if it ended early). */
+  finish(): RoundResult;
 }

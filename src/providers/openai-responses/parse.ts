@@ -8,10 +8,9 @@
 import { VerbatimError } from "../../core/errors.js";
 import type { JsonValue } from "../../core/strict-json.js";
 import type { Usage } from "../../pricing/types.js";
-import type { RoundResult, StreamEvent } from "../types.js";
+import type { RoundResult, StreamEvent, StreamParser } from "../types.js";
 import { RoundBuilder, arrayOf, countOf, member, stringOf } from "../wire/round-builder.js";
 import { parseProviderJson, type SseEvent } from "../wire/sse.js";
-import type { StreamParser } from "../parse.js";
 
 function responsesUsage(usage: JsonValue | undefined, searches: number): Usage {
   const input = countOf(member(usage, "input_tokens"));
