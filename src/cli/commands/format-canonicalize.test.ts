@@ -88,23 +88,38 @@ describe("verbatim format canonicalize (node bin/verbatim.js in a child process)
     }
   }
 
-  it("A2 A12 writes the canonical bytes of the seed example and exits 0", async () => {
-    const result = await spawn(["format", "canonicalize", `${fixtures}seed-example.json`]);
-    expect(result.err).toBe("");
-    expect(result.code).toBe(0);
-    expect(result.out.equals(canonicalSeed)).toBe(true);
-  });
+  it(
+    "A2 A12 writes the canonical bytes of the seed example and exits 0",
+    { timeout: 120_000 },
+    async () => {
+      const result = await spawn(["format", "canonicalize", `${fixtures}seed-example.json`]);
+      expect(result.err).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.out.equals(canonicalSeed)).toBe(true);
+    },
+  );
 
-  it("A14 exits 1 with the reason for an unreadable file, 2 for a missing one", async () => {
-    const bad = await spawn(["format", "canonicalize", `${fixtures}bad/duplicate-key.json`]);
-    expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(
-      /unreadable: not valid JSON at line \d+, column 3 \(\$\): the key "model" appears twice/,
-    );
+  // Each child process starts Node and loads the command line from the TypeScript sources:
+  // slow on a loaded machine, hence the generous timeouts.
+  it(
+    "A14 exits 1 with the reason on stderr for an unreadable file",
+    { timeout: 120_000 },
+    async () => {
+      const bad = await spawn(["format", "canonicalize", `${fixtures}bad/duplicate-key.json`]);
+      expect(bad.code).toBe(1);
+      expect(bad.out.length).toBe(0);
+      expect(bad.err).toMatch(
+        /unreadable: not valid JSON at line \d+, column 3 \(\$\): the key "model" appears twice/,
+      );
+    },
+  );
+
+  it("exits 2 for a missing path and for bad usage", { timeout: 120_000 }, async () => {
     const missing = await spawn(["format", "canonicalize", "missing.json"]);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/cannot read missing.json/);
     const usage = await spawn(["format", "canonicalize"]);
     expect(usage.code).toBe(2);
+    expect(usage.err).toMatch(/Usage: verbatim format canonicalize/);
   });
 });
