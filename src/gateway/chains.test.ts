@@ -227,4 +227,26 @@ describeEachDialect("gateway chains", (getDatabase) => {
       expect(done.content).toEqual([{ type: "text", text: "partial" }]);
     }
   });
+
+  it("B3 a row changed outside the store is reported on read, not passed on", async () => {
+    const subject = uniqueName("subject");
+    const [message] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "fine")],
+    });
+    const id = message?.id ?? "";
+    for (const content of ['[{"type":"thinking","text":"x"}]', '{"not":"blocks"}']) {
+      await getDatabase()
+        .db.updateTable("ai_gateway_messages")
+        .set({ content })
+        .where("id", "=", id)
+        .execute();
+      await expect(store().getMessage(subject, id)).rejects.toMatchObject({
+        code: "store_row_invalid",
+      });
+      await expect(store().readContext(subject, id)).rejects.toMatchObject({
+        code: "store_row_invalid",
+      });
+    }
+  });
 });
