@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { fastParseJson } from "./fast-decode.js";
+import { VerbatimError } from "../core/errors.js";
 import {
   decodeJsonBytes,
   formatJsonPath,
@@ -172,4 +173,22 @@ export function decodeConversation(bytes: Uint8Array): DecodeResult {
     return unreadable({ kind: "invalidField", ...described });
   }
   return { ok: true, conversation: result.data };
+}
+
+/**
+ * Decodes like `decodeConversation` and throws `unreadable_conversation` (with the reason in
+ * `details`) when the file cannot be read. `source` names the file in the message.
+ */
+export function decodeConversationOrThrow(
+  bytes: Uint8Array,
+  source = "conversation.json",
+): SavedConversation {
+  const result = decodeConversation(bytes);
+  if (result.ok) return result.conversation;
+  const { reason } = result;
+  throw new VerbatimError("unreadable_conversation", `${source} is unreadable: ${reason.message}`, {
+    ...(reason.path === undefined ? {} : { where: reason.path }),
+    hint: "The file is kept as it is; see docs/format-1.md (Decoding) for what format 1 allows",
+    details: { ...reason },
+  });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { canonicalJsonText } from "../core/canonical-json.js";
-import { decodeConversation, type DecodeResult } from "./decode.js";
+import { VerbatimError } from "../core/errors.js";
+import { decodeConversation, decodeConversationOrThrow, type DecodeResult } from "./decode.js";
 import { encodeConversation } from "./encode.js";
 import { emptyConversation, isEmptyConversation } from "./empty.js";
 import type { SavedConversation } from "./conversation-schema.js";
@@ -113,5 +114,24 @@ describe("format 1 fields", () => {
     }
     const newer = decodeValue({ ...base, formatVersion: 3 });
     expect(!newer.ok && newer.reason).toMatchObject({ kind: "newerVersion", foundVersion: 3 });
+  });
+
+  it("A14 decodeConversationOrThrow throws unreadable_conversation with the reason", () => {
+    expect(decodeConversationOrThrow(encodeConversation(base))).toEqual(base);
+    let caught: unknown;
+    try {
+      decodeConversationOrThrow(
+        Buffer.from('{"formatVersion" : 2}'),
+        "Poster/agent/conversation.json",
+      );
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(VerbatimError);
+    const error = caught as VerbatimError;
+    expect(error.code).toBe("unreadable_conversation");
+    expect(error.where).toBe("$.formatVersion");
+    expect(error.message).toMatch(/^Poster\/agent\/conversation.json is unreadable: .*format 2/);
+    expect(error.details).toMatchObject({ kind: "newerVersion", foundVersion: 2 });
   });
 });

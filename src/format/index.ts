@@ -1,4 +1,4 @@
-export { decodeConversation } from "./decode.js";
+export { decodeConversation, decodeConversationOrThrow } from "./decode.js";
 export type { DecodeResult, FieldProblem, UnreadableReason } from "./decode.js";
 export { createHistoryEncodingCache, encodeConversation } from "./encode.js";
 export type { HistoryEncodingCache } from "./encode.js";
