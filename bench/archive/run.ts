@@ -23,7 +23,7 @@ const sizes = (values.turns ?? "").split(",").map(Number);
 async function writeDurably(path: string, bytes: Uint8Array | string, flag = "w"): Promise<void> {
   const handle = await open(path, flag);
   try {
-    await handle.write(bytes);
+    await handle.write(typeof bytes === "string" ? Buffer.from(bytes) : bytes);
     await handle.sync();
   } finally {
     await handle.close();

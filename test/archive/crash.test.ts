@@ -165,7 +165,7 @@ describe("crash safety", () => {
     ]) {
       expect(report.hits.get(`before ${step}`) ?? 0).toBeGreaterThan(0);
     }
-  }, 120_000);
+  }, 400_000);
 
   it("the same campaign fails against a deliberately non-atomic writer", async () => {
     const report = await runKillCampaign(scenarios, {
@@ -179,5 +179,5 @@ describe("crash safety", () => {
     });
     console.log(formatReport("non-atomic writer", report));
     expect(report.failures.length).toBeGreaterThan(0);
-  }, 60_000);
+  }, 200_000);
 });

@@ -41,7 +41,10 @@ export interface KillReport {
 
 /** What a package opens as: the conversation's canonical bytes and the notices. */
 async function openedState(folder: string): Promise<string> {
-  const opened = await openArchive(folder);
+  return stateOf(await openArchive(folder));
+}
+
+function stateOf(opened: Awaited<ReturnType<typeof openArchive>>): string {
   const notices = opened.notices.map((notice) => notice.kind).join(",");
   return `${notices}|${encodeConversation(opened.conversation).toString("base64")}`;
 }
@@ -140,13 +143,14 @@ export async function runKillCampaign(
     const check = async (folder: string, hit: string, label: string): Promise<void> => {
       report.kills++;
       report.hits.set(hit, (report.hits.get(hit) ?? 0) + 1);
-      let state: string;
+      let opened;
       try {
-        state = await openedState(folder);
+        opened = await openArchive(folder);
       } catch (error) {
         report.failures.push(`${label}: open threw ${String(error)}`);
         return;
       }
+      const state = stateOf(opened);
       if (state === oldState) report.outcomes.old++;
       else if (state === newState) report.outcomes.new++;
       else {
@@ -157,9 +161,8 @@ export async function runKillCampaign(
         return;
       }
       // The package still saves cleanly afterwards, and leaves no temporary file behind.
-      const again = await openArchive(folder);
-      if (scenario.turnStarted) again.archive.turnStarted();
-      await again.archive.save(scenario.conversation, scenario.images);
+      if (scenario.turnStarted) opened.archive.turnStarted();
+      await opened.archive.save(scenario.conversation, scenario.images);
       if ((await openedState(folder)) !== newState) {
         report.failures.push(
           `${label}: the save after the crash did not give the new conversation`,
