@@ -100,6 +100,31 @@ describe("open and save", () => {
     expect((await stat(keptFile)).ino).toBe(keptBefore.ino);
   });
 
+  it("A15 a save notices images deleted by someone else since the last save and writes them again", async () => {
+    const folder = await newPackage();
+    const image = testImage(900, 10);
+    const conversation = conversationWith([image.block]);
+    const { archive } = await openArchive(folder);
+    await archive.save(conversation, imagesOf(image));
+    const { rm } = await import("node:fs/promises");
+    await rm(join(folder, "agent", "images", `${image.sha256}.png`));
+    const result = await archive.save(conversation, imagesOf(image));
+    expect(result).toEqual({ outcome: "rewritten", bytesWritten: image.bytes.length });
+    const reopened = await openArchive(folder);
+    expect(reopened.conversation).toEqual(conversation);
+  });
+
+  it("A2 a conversation.json changed by someone else is compared again and rewritten", async () => {
+    const folder = await newPackage();
+    const conversation = conversationWith([]);
+    const { archive } = await openArchive(folder);
+    await archive.save(conversation, new Map());
+    const file = join(folder, "agent", "conversation.json");
+    await writeFile(file, JSON.stringify({ formatVersion: 1 }));
+    expect((await archive.save(conversation, new Map())).outcome).toBe("rewritten");
+    expect(await readFile(file)).toEqual(encodeConversation(conversation));
+  });
+
   it("A4 an empty conversation removes an existing agent/", async () => {
     const folder = await newPackage();
     const image = testImage(100, 6);
