@@ -1,38 +1,27 @@
-import { randomUUID } from "node:crypto";
-import { sha256Hex } from "../core/hash.js";
 import type {
-  Cost,
   Feedback,
   LintRuleCard,
   PendingMessage,
-  SavedConversation,
   SkillCard,
-  Usage,
 } from "../format/conversation-schema.js";
-import type { Item } from "../format/items.js";
 import type {
   ChangeKind,
   CompactionPreview,
   CompactionResult,
   LiveConversation,
-  LiveConversationOptions,
   NewConversationRequest,
   OutgoingMessage,
   SendResult,
 } from "./api.js";
-import type { Backend, CliBackend, CliTurnResult } from "./backend.js";
+import type { Backend } from "./backend.js";
 import { previewCompaction, runCompaction } from "./compaction.js";
 import { runCliTurn } from "./cli-turn.js";
-import { ContextMeter } from "./context-meter.js";
-import { chargeCliTurn, chargeGeneratedImages, chargeRequest } from "./accounting.js";
-import { defaultPriceBook } from "./default-prices.js";
-import type { PriceBook } from "./prices.js";
+import { ConversationBase, type CreateOptions } from "./conversation-base.js";
 import { runProviderRounds, type TurnOutcome } from "./provider-turn.js";
-import { openTurn } from "./turn-message.js";
-import { emptyState, savedFromState, stateFromSaved, type ConversationState } from "./state.js";
-import { cancelOpenCalls, openToolCalls } from "./tool-calls.js";
+import { openTurn, pendingMessage } from "./turn-message.js";
+import { emptyState } from "./state.js";
+import { cancelOpenCalls } from "./tool-calls.js";
 import {
-  hasPendingApproval,
   markResolved,
   moveQueuedToUnsent,
   recordApproval,
@@ -40,127 +29,22 @@ import {
   setLintRuleCardState,
   setSkillCardState,
 } from "./cards.js";
-import type { GeneratedImage, HostTool } from "./tools.js";
-import type { TurnControl, TurnHost } from "./turn-host.js";
+import type { TurnControl } from "./turn-host.js";
 import { transcriptText } from "./transcript.js";
 
-/** Options of `createLiveConversation` beyond the public ones: a price book for tests and hosts. */
-export interface CreateOptions extends LiveConversationOptions {
-  readonly prices?: PriceBook;
-}
+export type { CreateOptions } from "./conversation-base.js";
 
 /** Makes the live conversation a panel holds (docs/conversation.md). */
 export function createLiveConversation(options: CreateOptions): LiveConversation {
   return new Conversation(options);
 }
 
-function defaultId(): string {
-  return randomUUID().toUpperCase();
-}
-
-class Conversation implements LiveConversation, TurnHost {
-  state: ConversationState;
-  readonly tools: readonly HostTool[];
-  readonly system: string | undefined;
-  imageStore: Map<string, Uint8Array>;
-  private notices: Item[];
-  private current: Backend;
-  private readonly prices: PriceBook;
-  private readonly meter: ContextMeter;
-  private turn: (TurnControl & { paused: boolean; done: Promise<void> }) | undefined;
-  private compacting = false;
-  /** The message of a turn that is starting: not yet in history or the panel. */
-  private starting: PendingMessage | undefined;
-  private epoch = 0;
-  /** The next CLI turn must start a new session with the transcript (A25). */
-  private cliNeedsTranscript: boolean;
-  private waiters: (() => void)[] = [];
-
-  constructor(private readonly options: CreateOptions) {
-    this.tools = options.tools ?? [];
-    this.system = options.system;
-    this.prices = options.prices ?? defaultPriceBook;
-    this.current = options.backend;
-    const restore = options.restore;
-    this.state = restore === undefined ? emptyState() : stateFromSaved(restore.conversation);
-    this.imageStore = new Map(restore?.images ?? []);
-    this.notices = [...(restore?.notices ?? [])];
-    this.cliNeedsTranscript = this.state.items.length > 0;
-    this.meter = new ContextMeter(this.prices);
-    this.meter.restore(this.state.lastRoundUsage, this.current.provider, this.current.model);
-    if (openToolCalls(this.state.history) !== undefined && hasPendingApproval(this.state)) {
-      this.turn = this.newControl(true);
-    }
-  }
-
-  // ---- reading ------------------------------------------------------------------------------
-  get items(): readonly Item[] {
-    return this.notices.length === 0 ? this.state.items : [...this.notices, ...this.state.items];
-  }
-  get running(): boolean {
-    return this.turn !== undefined && !this.turn.paused;
-  }
-  get awaitingApproval(): boolean {
-    return this.turn?.paused === true;
-  }
-  get backend(): Backend {
-    return this.current;
-  }
-  get usage(): Usage {
-    return this.state.usage;
-  }
-  get lastRoundUsage(): Usage | undefined {
-    return this.state.lastRoundUsage;
-  }
-  get estimatedCost(): Cost {
-    return this.state.estimatedCost;
-  }
-  snapshot(): SavedConversation {
-    const saved = savedFromState(this.state);
-    // A message whose turn is starting (its sections still being gathered) is saved as waiting.
-    if (this.starting !== undefined) saved.queued.unshift(this.starting);
-    return saved;
-  }
-  images(): Map<string, Uint8Array> {
-    return new Map(this.imageStore);
-  }
-  contextWindow(): number | undefined {
-    return this.prices.contextWindow(this.current.provider, this.current.model);
-  }
-
-  // ---- TurnHost -----------------------------------------------------------------------------
-  newId(): string {
-    return (this.options.newId ?? defaultId)();
-  }
-  update(): void {
-    this.options.onUpdate?.();
-  }
-  change(kind: ChangeKind): void {
-    if (this.options.keepConversation?.() === false) return;
-    this.options.onChange?.(kind);
-  }
-  recordRound(provider: string, model: string, usage: Usage): void {
-    chargeRequest(this.state, this.prices, provider, model, usage);
-    this.state.lastRoundUsage = usage;
-    const notice = this.meter.afterRequest(usage, this.current.provider, this.current.model);
-    if (notice !== undefined) this.state.items.push({ ...notice, id: this.newId() });
-  }
-  recordCompactionRound(provider: string, model: string, usage: Usage): void {
-    chargeRequest(this.state, this.prices, provider, model, usage);
-    this.state.lastRoundUsage = undefined;
-    this.meter.reset();
-  }
-  recordCliTurn(_backend: CliBackend, result: CliTurnResult): void {
-    chargeCliTurn(this.state, result.usage, result.cost);
-  }
-  recordGeneratedImages(images: readonly GeneratedImage[]): void {
-    chargeGeneratedImages(this.state, this.prices, images);
-  }
-
+/** The operations of the live conversation: sending, the turn loop, cards, compaction. */
+class Conversation extends ConversationBase implements LiveConversation {
   // ---- sending ------------------------------------------------------------------------------
   send(message: OutgoingMessage | string): SendResult {
     const outgoing = typeof message === "string" ? { text: message } : message;
-    const pending = this.pending(outgoing);
+    const pending = pendingMessage(this.newId(), outgoing, this.imageStore);
     if (this.turn !== undefined || this.compacting || this.state.queued.length > 0) {
       this.state.queued.push(pending);
       this.change("queued");
@@ -196,26 +80,19 @@ class Conversation implements LiveConversation, TurnHost {
     for (const resolve of waiters) resolve();
   }
 
-  private pending(message: OutgoingMessage): PendingMessage {
-    const pending: PendingMessage = { id: this.newId(), text: message.text };
-    if (message.images !== undefined && message.images.length > 0) {
-      pending.images = message.images.map((image) => {
-        const sha256 = sha256Hex(image.bytes);
-        this.imageStore.set(sha256, image.bytes);
-        return { sha256, mimeType: image.mimeType };
-      });
-    }
-    return pending;
-  }
-
-  private newControl(paused: boolean): TurnControl & { paused: boolean; done: Promise<void> } {
-    const epoch = this.epoch;
-    return {
-      controller: new AbortController(),
-      alive: () => this.epoch === epoch,
-      paused,
-      done: Promise.resolve(),
-    };
+  /** Runs a turn's work; an unexpected error ends the turn with a failure item. */
+  private guard(control: TurnControl, work: Promise<void>, message?: PendingMessage): void {
+    work.catch((error: unknown) => {
+      if (!control.alive()) return;
+      if (message !== undefined && this.starting === message) {
+        // The turn never began (the host's sections failed): the message goes back to the input.
+        this.starting = undefined;
+        this.state.unsent.push(message);
+      }
+      const text = error instanceof Error ? error.message : String(error);
+      this.state.items.push({ id: this.newId(), type: "failure", message: text });
+      this.endTurn(control, "failed");
+    });
   }
 
   private startTurn(message: PendingMessage): string {
@@ -225,17 +102,7 @@ class Conversation implements LiveConversation, TurnHost {
     this.starting = message;
     this.options.onTurnStarted?.();
     this.update();
-    control.done = this.runTurn(control, message).catch((error: unknown) => {
-      if (!control.alive()) return;
-      if (this.starting === message) {
-        // The turn never began (the host's sections failed): the message goes back to the input.
-        this.starting = undefined;
-        this.state.unsent.push(message);
-      }
-      const text = error instanceof Error ? error.message : String(error);
-      this.state.items.push({ id: this.newId(), type: "failure", message: text });
-      this.endTurn(control, "failed");
-    });
+    this.guard(control, this.runTurn(control, message), message);
     return itemId;
   }
 
@@ -355,16 +222,12 @@ class Conversation implements LiveConversation, TurnHost {
     if (turn === undefined || !turn.paused) return;
     turn.paused = false;
     const backend = this.current;
-    turn.done = (async () => {
+    const resumeTurn = async () => {
       const outcome =
         backend.kind === "provider" ? await runProviderRounds(this, backend, turn) : "ended";
       this.afterRounds(turn, outcome, backend);
-    })().catch((error: unknown) => {
-      if (!turn.alive()) return;
-      const text = error instanceof Error ? error.message : String(error);
-      this.state.items.push({ id: this.newId(), type: "failure", message: text });
-      this.endTurn(turn, "failed");
-    });
+    };
+    this.guard(turn, resumeTurn());
   }
 
   // ---- new conversation, switching, compaction ---------------------------------------------

@@ -1,7 +1,8 @@
 import type { PendingMessage } from "../format/conversation-schema.js";
 import type { Item } from "../format/items.js";
 import type { Block, Message } from "../history/message.js";
-import type { ContextSection } from "./api.js";
+import { sha256Hex } from "../core/hash.js";
+import type { ContextSection, OutgoingMessage } from "./api.js";
 import { heldSections, planSections } from "./sections.js";
 import type { ConversationState } from "./state.js";
 
@@ -39,4 +40,21 @@ export function openTurn(
   state.history.push(userMessage);
   const text = blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n\n");
   return { userMessage, text };
+}
+
+/** A message as it waits in the queue: its images stored by SHA-256 in `images`. */
+export function pendingMessage(
+  id: string,
+  message: OutgoingMessage,
+  images: Map<string, Uint8Array>,
+): PendingMessage {
+  const pending: PendingMessage = { id, text: message.text };
+  if (message.images !== undefined && message.images.length > 0) {
+    pending.images = message.images.map((image) => {
+      const sha256 = sha256Hex(image.bytes);
+      images.set(sha256, image.bytes);
+      return { sha256, mimeType: image.mimeType };
+    });
+  }
+  return pending;
 }
