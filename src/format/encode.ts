@@ -3,6 +3,7 @@ import {
   canonicalJsonFragment,
   canonicalJsonBytes,
 } from "../core/canonical-json.js";
+import { VerbatimError } from "../core/errors.js";
 import type { Message } from "../history/message.js";
 import type { SavedConversation } from "./conversation-schema.js";
 
@@ -20,17 +21,27 @@ export function createHistoryEncodingCache(): HistoryEncodingCache {
   return new WeakMap();
 }
 
+/** A message's canonical text; a refusal names its path in the whole document. */
+function messageText(message: Message, index: number): string {
+  try {
+    return canonicalJsonFragment(message, HISTORY_MESSAGE_DEPTH);
+  } catch (error) {
+    if (!(error instanceof VerbatimError) || error.where === undefined) throw error;
+    throw new VerbatimError(error.code, error.message, {
+      where: `$.history[${index}]${error.where.slice(1)}`,
+      ...(error.hint === undefined ? {} : { hint: error.hint }),
+    });
+  }
+}
+
 function historyFragments(
   history: readonly Message[],
   cache: HistoryEncodingCache,
 ): CanonicalFragment[] {
-  return history.map((message) => {
+  return history.map((message, index) => {
     let fragment = cache.get(message);
     if (fragment === undefined) {
-      fragment = new CanonicalFragment(
-        canonicalJsonFragment(message, HISTORY_MESSAGE_DEPTH),
-        HISTORY_MESSAGE_DEPTH,
-      );
+      fragment = new CanonicalFragment(messageText(message, index), HISTORY_MESSAGE_DEPTH);
       cache.set(message, fragment);
     }
     return fragment;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { canonicalJsonText } from "../core/canonical-json.js";
 import { VerbatimError } from "../core/errors.js";
 import { decodeConversation, decodeConversationOrThrow, type DecodeResult } from "./decode.js";
-import { encodeConversation } from "./encode.js";
+import { createHistoryEncodingCache, encodeConversation } from "./encode.js";
 import { emptyConversation, isEmptyConversation } from "./empty.js";
 import type { SavedConversation } from "./conversation-schema.js";
 
@@ -133,5 +133,26 @@ describe("format 1 fields", () => {
     expect(error.where).toBe("$.formatVersion");
     expect(error.message).toMatch(/^Poster\/agent\/conversation.json is unreadable: .*format 2/);
     expect(error.details).toMatchObject({ kind: "newerVersion", foundVersion: 2 });
+  });
+
+  it("A2 a refused value in history names the same path with and without the cache", () => {
+    const whereOf = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as VerbatimError).where;
+      }
+      return "written";
+    };
+    const nan = { ...base, usage: { ...base.usage, input: Number.NaN } };
+    expect(whereOf(() => encodeConversation(nan))).toBe("$.usage.input");
+    const broken = {
+      ...base,
+      history: [{ role: "user", content: [{ type: "text", text: "a" }, null, [Number.NaN]] }],
+    } as unknown as SavedConversation;
+    expect(whereOf(() => encodeConversation(broken))).toBe("$.history[0].content[2][0]");
+    expect(whereOf(() => encodeConversation(broken, createHistoryEncodingCache()))).toBe(
+      "$.history[0].content[2][0]",
+    );
   });
 });
