@@ -27,7 +27,12 @@ import type {
   GatewayMessageStatus,
 } from "./message-types.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
-import { conversationFromRow, messageFromRow, parseStoredMetadata } from "./rows.js";
+import {
+  conversationFromRow,
+  messageFromChainRow,
+  messageFromRow,
+  parseStoredMetadata,
+} from "./rows.js";
 import {
   DEFAULT_GATEWAY_LIMITS,
   appendMessageSchema,
@@ -302,7 +307,7 @@ export class GatewayMessageStore {
     const anchor = await findAnchor(this.database.db, subject, id);
     if (anchor === undefined) throw messageNotFound(id);
     const rows = await readChainRows(this.database.db, subject, anchor, anchor.context_start_depth);
-    const messages = rows.map(messageFromRow);
+    const messages = rows.map((row) => messageFromChainRow(row, subject, anchor.conversation_id));
     const last = messages[messages.length - 1];
     if (last === undefined || last.id !== id) throw messageNotFound(id);
     return { anchor: last, messages };
@@ -314,7 +319,8 @@ export class GatewayMessageStore {
     const id = parseOrThrow(idSchema, anchorId, "anchorId");
     const anchor = await findAnchor(this.database.db, subject, id);
     if (anchor === undefined) throw messageNotFound(id);
-    return (await readChainRows(this.database.db, subject, anchor, 0)).map(messageFromRow);
+    const rows = await readChainRows(this.database.db, subject, anchor, 0);
+    return rows.map((row) => messageFromChainRow(row, subject, anchor.conversation_id));
   }
 
   /** Every message of a conversation (all branches), in the order written, paged. */

@@ -3,7 +3,7 @@ import { VerbatimError } from "../core/errors.js";
 import { blockSchema } from "../history/schema.js";
 import type { Block, Role } from "../history/message.js";
 import type { ConversationRow } from "../store/repositories/gateway-conversations.js";
-import type { MessageRow } from "../store/repositories/gateway-messages.js";
+import type { ChainRow, MessageRow } from "../store/repositories/gateway-messages.js";
 import {
   ROLE_OF_TYPE,
   type CallerMetadata,
@@ -63,6 +63,15 @@ export function parseStoredMetadata(
 }
 
 export function messageFromRow(row: MessageRow): GatewayMessage {
+  return messageFromChainRow(row, row.subject_uid, row.conversation_id);
+}
+
+/** A row of a chain read, whose subject and conversation are those of its anchor. */
+export function messageFromChainRow(
+  row: ChainRow,
+  subjectUid: string,
+  conversationId: string,
+): GatewayMessage {
   if (!TYPES.has(row.type)) throw corrupt(row, "type");
   if (!STATUSES.has(row.status)) throw corrupt(row, "status");
   const type = row.type as GatewayMessageType;
@@ -72,8 +81,8 @@ export function messageFromRow(row: MessageRow): GatewayMessage {
   if (!content.success) throw corrupt(row, "content", content.error);
   return {
     id: row.id,
-    subjectUid: row.subject_uid,
-    conversationId: row.conversation_id,
+    subjectUid,
+    conversationId,
     previousMessageId: row.previous_message_id,
     type,
     role,

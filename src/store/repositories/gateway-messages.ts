@@ -8,6 +8,38 @@ import type { GatewayMessageTable, StoreSchema } from "../schema.js";
  */
 export type MessageRow = Selectable<GatewayMessageTable>;
 
+/**
+ * A message row as a chain read returns it: without the columns every row of one chain shares
+ * with its anchor (subject, conversation) or that only the store uses (branch, context start),
+ * so long contexts move less data.
+ */
+export type ChainRow = Pick<
+  MessageRow,
+  | "id"
+  | "previous_message_id"
+  | "type"
+  | "role"
+  | "status"
+  | "content"
+  | "metadata"
+  | "depth"
+  | "created_at"
+  | "updated_at"
+>;
+
+const CHAIN_COLUMNS = [
+  "id",
+  "previous_message_id",
+  "type",
+  "role",
+  "status",
+  "content",
+  "metadata",
+  "depth",
+  "created_at",
+  "updated_at",
+] as const;
+
 /** What appending needs to know about an anchor. */
 export interface AnchorRow {
   readonly id: string;
@@ -144,7 +176,7 @@ export async function readChainRows(
   subjectUid: string,
   anchor: AnchorRow,
   fromDepth: number,
-): Promise<MessageRow[]> {
+): Promise<ChainRow[]> {
   const path = await sql<ChainSegment>`
     with recursive path (branch_id, parent_branch_id, after, through) as (
       select id, parent_branch_id, fork_depth, cast(${anchor.depth} as integer)
@@ -164,7 +196,7 @@ export async function readChainRows(
     segments.map((segment) =>
       db
         .selectFrom("ai_gateway_messages")
-        .selectAll()
+        .select(CHAIN_COLUMNS)
         .where("branch_id", "=", segment.branch_id)
         .where("depth", ">", Math.max(segment.after, fromDepth - 1))
         .where("depth", "<=", segment.through)
