@@ -194,7 +194,7 @@ export async function runKillCampaign(
     }
     const duration = await measureSave(options, scenario, perScenarioFile);
     for (let index = 0; index < options.randomKills; index++) {
-      const delay = Math.random() * duration * 1.5;
+      const delay = Math.random() * duration;
       tasks.push(async () => {
         const folder = await copyOf(scenario, options);
         const { stdout, signal } = await runChild(
