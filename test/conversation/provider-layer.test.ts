@@ -70,10 +70,32 @@ describe("the live conversation over the provider layer", () => {
     await opened.conversation.whenIdle();
     await opened.save();
     expect(local.requests).toHaveLength(2);
+    // Thinking is shown in the panel, never stored in history (A23); cost comes from the table.
+    const afterFirst = opened.conversation.snapshot();
+    expect(afterFirst.items.map((item) => item.type)).toEqual([
+      "user",
+      "thinking",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    expect(JSON.stringify(afterFirst.history)).not.toContain("The user wants an echo.");
+    expect(afterFirst.usage).toMatchObject({
+      input: 1220,
+      output: 50,
+      cacheRead: 2100,
+      cacheWrite: 900,
+    });
+    expect(afterFirst.estimatedCost.kind).toBe("estimated");
     // The conversation that stays open sends its second turn here.
     opened.conversation.send("Now the second page");
     await opened.conversation.whenIdle();
     const stayedOpen = local.requests[2]?.body;
+    // The thinking signature goes back within its turn only (kept in memory, never saved).
+    expect(local.requests[1]?.body.toString("utf8")).toMatch(
+      /"signature":"EqQBCkgIARABGAIiQL\d+signature"/,
+    );
+    expect(stayedOpen?.toString("utf8")).not.toContain('"signature"');
 
     // A fresh process opens the package saved after the first turn and sends the same message.
     const reopenedPkg = await packageFolder();
