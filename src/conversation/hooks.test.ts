@@ -261,6 +261,35 @@ describe("CLI backends (A25)", () => {
     expect(saved).toMatchObject({ provider: "claude-code", model: "default" });
   });
 
+  it("A25 a new CLI session after reopening gets every context section again", async () => {
+    const pkg = await packageFolder();
+    const sections = () => [{ name: "Document", content: "Page 1" }];
+    const first = await openLiveConversation(pkg, {
+      backend: recordingCli(),
+      sections,
+      newId: counterIds("A"),
+      prices: testPrices,
+    });
+    first.conversation.send("one");
+    await first.conversation.whenIdle();
+    await first.save();
+    const cli = recordingCli();
+    const second = await openLiveConversation(pkg, {
+      backend: cli,
+      sections,
+      newId: counterIds("B"),
+      prices: testPrices,
+    });
+    second.conversation.send("two");
+    await second.conversation.whenIdle();
+    second.conversation.send("three");
+    await second.conversation.whenIdle();
+    expect(cli.inputs.map((input) => input.message)).toEqual([
+      "# Document\nPage 1\n\ntwo",
+      "three",
+    ]);
+  });
+
   it("A25 transcriptText renders each panel item as one plain-text paragraph", () => {
     expect(
       transcriptText([
