@@ -34,6 +34,7 @@ export type { GatewayLimits } from "./validation.js";
 export { BackgroundAgentJobs, MAX_RETRY_BUDGET } from "./jobs/job-service.js";
 export type { BackgroundAgentJobsOptions } from "./jobs/job-service.js";
 export { MAX_ITEMS_PER_APPEND, MAX_ITEM_BYTES } from "./jobs/job-items.js";
+export type { WakeClaim } from "./jobs/job-end.js";
 export { JOB_END_STATUSES } from "./jobs/job-types.js";
 export type {
   BackgroundAgentJob,

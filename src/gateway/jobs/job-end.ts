@@ -1,11 +1,18 @@
 import type { Kysely } from "kysely";
 import type { JsonValue } from "../../core/strict-json.js";
 import { updateJob, type JobRow } from "../../store/repositories/background-jobs.js";
-import { insertWakeEvent } from "../../store/repositories/background-job-wake-events.js";
+import { z } from "zod";
+import type { StoreDatabase } from "../../store/database.js";
+import {
+  claimWakeEventRows,
+  insertWakeEvent,
+} from "../../store/repositories/background-job-wake-events.js";
+import { inTransaction } from "../../store/transaction.js";
+import { idSchema, parseOrThrow } from "../validation.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { newId } from "../ids.js";
-import { jobFromRow } from "./job-rows.js";
-import type { BackgroundAgentJob, TurnStatus, WakePayload } from "./job-types.js";
+import { jobFromRow, wakeEventFromRow } from "./job-rows.js";
+import type { BackgroundAgentJob, TurnStatus, WakeEvent, WakePayload } from "./job-types.js";
 
 /** Ends the turns still running in a job that stops or retries. */
 export async function closeRunningTurns(
@@ -56,4 +63,32 @@ export async function endJob(
     claimed_by: null,
   });
   return jobFromRow({ ...job, ...changes });
+}
+
+export interface WakeClaim {
+  /** Who claims: recorded on the events as `claimed_by`. */
+  readonly consumer: string;
+  /** At most this many events (default 100, at most 1000). */
+  readonly limit?: number;
+  /** Only events for this conversation. */
+  readonly conversationId?: string;
+}
+
+/** Claims unclaimed wake events, oldest first, each exactly once across consumers (B11). */
+export async function claimWakeEvents(
+  database: StoreDatabase,
+  input: WakeClaim,
+  now: string,
+): Promise<WakeEvent[]> {
+  const consumer = parseOrThrow(idSchema, input.consumer, "consumer");
+  const limit = parseOrThrow(z.int().min(1).max(1000), input.limit ?? 100, "limit");
+  const rows = await inTransaction(database, (db) =>
+    claimWakeEventRows(db, database.capabilities, {
+      consumer,
+      limit,
+      now,
+      ...(input.conversationId === undefined ? {} : { conversationId: input.conversationId }),
+    }),
+  );
+  return rows.map(wakeEventFromRow);
 }

@@ -3,14 +3,14 @@ import { canonicalJsonText } from "../../core/canonical-json.js";
 import { VerbatimError } from "../../core/errors.js";
 import type { StoreSchema } from "../../store/schema.js";
 import type { TurnRow } from "../../store/repositories/background-jobs.js";
-import { updateTurn } from "../../store/repositories/background-jobs.js";
+import { reserveTurnPositions, updateTurn } from "../../store/repositories/background-jobs.js";
 import {
   findTurnItemsByKey,
   insertTurnItems,
   type TurnItemRow,
 } from "../../store/repositories/background-job-items.js";
 import { trajectoryItemSchema, type TrajectoryItem } from "../../trajectory/items.js";
-import { itemKeySchema } from "../../trajectory/row.js";
+import { isClientItemKey, itemKeySchema } from "../../trajectory/row.js";
 import type { Sanitizer } from "../../trajectory/sanitizer.js";
 import { parseOrThrow } from "../validation.js";
 import type { TurnItemInput } from "./job-types.js";
@@ -162,5 +162,50 @@ export function inInputOrder(
   return items.flatMap((item) => {
     const row = byKey.get(item.itemKey);
     return row === undefined ? [] : [row];
+  });
+}
+
+/**
+ * Appends fresh items to a running turn in one step: the turn's row is updated first (which
+ * takes its row lock and moves `item_count` on by the number of items, returning the turn as
+ * it now is), then the items are inserted at the positions that frees. Undefined when the
+ * turn does not exist for the subject or is not running (nothing written). A concurrent
+ * append of the same new key makes the insert hit the (turn_id, item_key) unique index: the
+ * caller retries the transaction, which then finds the stored item.
+ */
+export async function reserveAndAppend(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  turnId: string,
+  fresh: readonly PreparedItem[],
+  now: string,
+): Promise<TurnItemRow[] | undefined> {
+  const turn = await reserveTurnPositions(db, subjectUid, turnId, fresh.length, now);
+  if (turn === undefined) return undefined;
+  const first = turn.item_count - fresh.length;
+  const rows: TurnItemRow[] = fresh.map((item, index) => ({
+    turn_id: turn.id,
+    position: first + index,
+    revision: turn.revision,
+    item_key: item.itemKey,
+    item: item.text,
+    subject_uid: turn.subject_uid,
+    job_id: turn.job_id,
+    created_at: now,
+  }));
+  await insertTurnItems(db, rows);
+  return rows;
+}
+
+/** Steering sends the caller's messages: every key starts with `client:` (B7). */
+export function requireClientKeys(items: readonly PreparedItem[]): void {
+  items.forEach((item, index) => {
+    if (!isClientItemKey(item.itemKey)) {
+      throw new VerbatimError(
+        "gateway_input_invalid",
+        `a steering item's key starts with "client:", got ${JSON.stringify(item.itemKey)}`,
+        { where: `items[${index}].item_key`, hint: "Steering sends the caller's messages" },
+      );
+    }
   });
 }

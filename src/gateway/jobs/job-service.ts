@@ -15,20 +15,27 @@ import {
   type JobRow,
   type TurnRow,
 } from "../../store/repositories/background-jobs.js";
-import { listJobItems } from "../../store/repositories/background-job-items.js";
-import { claimWakeEventRows } from "../../store/repositories/background-job-wake-events.js";
+import { listJobItems, type TurnItemRow } from "../../store/repositories/background-job-items.js";
+import { isUniqueViolation } from "../../store/errors.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { projectTrajectoryToChatML } from "../../trajectory/chatml-projection.js";
 import { modelVisibleTrajectory } from "../../trajectory/model-visible.js";
-import { isClientItemKey } from "../../trajectory/row.js";
 import { defaultSanitizer, type Sanitizer } from "../../trajectory/sanitizer.js";
 import type { ChatMLTrajectory, ModelVisibleTrajectory } from "../../trajectory/trajectory.js";
 import { newId } from "../ids.js";
 import { checkCallerMetadata, idSchema, parseOrThrow, subjectSchema } from "../validation.js";
-import { closeRunningTurns, endJob } from "./job-end.js";
-import { appendFresh, inInputOrder, prepareItems, splitExisting } from "./job-items.js";
-import { jobFromRow, storedItemFromRow, turnFromRow, wakeEventFromRow } from "./job-rows.js";
+import { claimWakeEvents, closeRunningTurns, endJob, type WakeClaim } from "./job-end.js";
+import { notFound, stateConflict } from "./job-errors.js";
+import {
+  appendFresh,
+  inInputOrder,
+  prepareItems,
+  requireClientKeys,
+  reserveAndAppend,
+  splitExisting,
+} from "./job-items.js";
+import { jobFromRow, storedItemFromRow, turnFromRow } from "./job-rows.js";
 import type {
   BackgroundAgentJob,
   JobTurn,
@@ -251,16 +258,38 @@ export class BackgroundAgentJobs {
     turnId: string,
     items: readonly TurnItemInput[],
   ): Promise<StoredTurnItem[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, turnId, "turnId");
     const prepared = prepareItems(items, this.#sanitizer, "items");
-    return this.#write(async (db) => {
-      const turn = await this.#turn(db, subjectUid, turnId, true);
-      const { existing, fresh } = await splitExisting(db, turn.id, prepared, "items");
-      if (fresh.length > 0 && turn.status !== "running") {
-        throw stateConflict(`turn ${turn.id} is ${turn.status}; steer it to prompt it again`);
+    return this.#writeRetryingOnKeyRace(async (db) => {
+      const { existing, fresh } = await splitExisting(db, id, prepared, "items");
+      if ([...existing.values()].some((row) => row.subject_uid !== subject))
+        throw notFound("turn", id);
+      let appended: TurnItemRow[] = [];
+      if (fresh.length > 0) {
+        const rows = await reserveAndAppend(db, subject, id, fresh, this.#time());
+        if (rows === undefined) {
+          const turn = await this.#turn(db, subject, id, false);
+          throw stateConflict(`turn ${turn.id} is ${turn.status}; steer it to prompt it again`);
+        }
+        appended = rows;
+      } else if (existing.size === 0) {
+        await this.#turn(db, subject, id, false);
       }
-      const appended = await appendFresh(db, turn, fresh, this.#time());
       return inInputOrder(prepared, existing, appended).map(storedItemFromRow);
     });
+  }
+
+  /** A write transaction, run again (up to 3 times) when a concurrent append of the same new
+   *  item key won the race: the next run finds the stored item. */
+  async #writeRetryingOnKeyRace<T>(work: (db: Kysely<StoreSchema>) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#write(work);
+      } catch (error) {
+        if (attempt >= 3 || !isUniqueViolation(error)) throw error;
+      }
+    }
   }
 
   /**
@@ -274,15 +303,7 @@ export class BackgroundAgentJobs {
     items: readonly TurnItemInput[],
   ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
     const prepared = prepareItems(items, this.#sanitizer, "items");
-    prepared.forEach((item, index) => {
-      if (!isClientItemKey(item.itemKey)) {
-        throw new VerbatimError(
-          "gateway_input_invalid",
-          `a steering item's key starts with "client:", got ${JSON.stringify(item.itemKey)}`,
-          { where: `items[${index}].item_key`, hint: "Steering sends the caller's messages" },
-        );
-      }
-    });
+    requireClientKeys(prepared);
     return this.#write(async (db) => {
       const turn = await this.#turn(db, subjectUid, turnId, true);
       const job = await this.#job(db, turn.subject_uid, turn.job_id, false);
@@ -361,34 +382,7 @@ export class BackgroundAgentJobs {
    * Claims up to `limit` unclaimed wake events for `consumer`: each event is claimed exactly
    * once, however many consumers claim at the same time (B11).
    */
-  async claimWakeEvents(input: {
-    consumer: string;
-    limit?: number;
-    conversationId?: string;
-  }): Promise<WakeEvent[]> {
-    const consumer = parseOrThrow(idSchema, input.consumer, "consumer");
-    const limit = parseOrThrow(z.int().min(1).max(1000), input.limit ?? 100, "limit");
-    const rows = await this.#write((db) =>
-      claimWakeEventRows(db, this.database.capabilities, {
-        consumer,
-        limit,
-        now: this.#time(),
-        ...(input.conversationId === undefined ? {} : { conversationId: input.conversationId }),
-      }),
-    );
-    return rows.map(wakeEventFromRow);
+  async claimWakeEvents(input: WakeClaim): Promise<WakeEvent[]> {
+    return claimWakeEvents(this.database, input, this.#time());
   }
-}
-
-function notFound(what: "job" | "turn", id: string): VerbatimError {
-  return new VerbatimError("job_not_found", `no ${what} ${id} for this subject`, {
-    where: `${what}Id`,
-    hint: "Check the id, and that the request is made as the subject that owns the job",
-  });
-}
-
-function stateConflict(message: string): VerbatimError {
-  return new VerbatimError("job_state_conflict", message, {
-    hint: "Read the job to see its state",
-  });
 }

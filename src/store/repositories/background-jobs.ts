@@ -122,3 +122,25 @@ export async function listTurns(
     .orderBy("turn_index")
     .execute();
 }
+
+/**
+ * Moves a running turn's `item_count` on by `count` and returns the turn as updated (one
+ * statement: on PostgreSQL it takes the row lock, so concurrent appends get disjoint position
+ * ranges); undefined when no running turn of the subject has this id.
+ */
+export async function reserveTurnPositions(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  turnId: string,
+  count: number,
+  now: string,
+): Promise<TurnRow | undefined> {
+  return db
+    .updateTable("background_agent_job_turns")
+    .set((eb) => ({ item_count: eb("item_count", "+", count), updated_at: now }))
+    .where("id", "=", turnId)
+    .where("subject_uid", "=", subjectUid)
+    .where("status", "=", "running")
+    .returningAll()
+    .executeTakeFirst();
+}
