@@ -13,6 +13,7 @@ import type {
   OutgoingMessage,
   SendResult,
 } from "./api.js";
+import { VerbatimError } from "../core/errors.js";
 import type { Backend } from "./backend.js";
 import { previewCompaction, runCompaction } from "./compaction.js";
 import { runCliTurn } from "./cli-turn.js";
@@ -44,6 +45,12 @@ class Conversation extends ConversationBase implements LiveConversation {
   // ---- sending ------------------------------------------------------------------------------
   send(message: OutgoingMessage | string): SendResult {
     const outgoing = typeof message === "string" ? { text: message } : message;
+    if (outgoing.text.trim() === "" && (outgoing.images ?? []).length === 0) {
+      throw new VerbatimError("invalid_argument", "the message is empty", {
+        where: "send()",
+        hint: "Send some text or at least one image.",
+      });
+    }
     const pending = pendingMessage(this.newId(), outgoing, this.imageStore);
     if (this.turn !== undefined || this.compacting || this.state.queued.length > 0) {
       this.state.queued.push(pending);

@@ -166,6 +166,7 @@ describe("turns", () => {
     expect(conversation.takeUnsent()).toEqual([{ id: queued.message.id, text: "two" }]);
     expect(conversation.snapshot().unsent).toEqual([]);
     expect(() => conversation.returnToInput("nope")).toThrow(/no queued message/);
+    expect(() => conversation.send("  ")).toThrow(/the message is empty/);
   });
 
   it("A6 cancelling mid-stream keeps the text already shown and returns queued messages to the input box", async () => {
