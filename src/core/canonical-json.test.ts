@@ -198,6 +198,21 @@ describe("canonical JSON writer: bytes in chunks", () => {
     expect(text.length).toBeGreaterThan(500_000);
   });
 
+  it("A2 a getter that writes canonical text while bytes are being written does not mix them", () => {
+    const big = Array.from({ length: 3000 }, (_, index) => `item ${index}`);
+    const inner: string[] = [];
+    const value = {
+      get nested() {
+        inner.push(canonicalJsonText(big));
+        return "nested";
+      },
+      list: big,
+    };
+    const bytes = canonicalJsonBytes(value);
+    expect(bytes.toString("utf8")).toBe(canonicalJsonText({ list: big, nested: "nested" }));
+    expect(inner[0]).toBe(canonicalJsonText(big));
+  });
+
   it("A2 a fragment spliced at the right depth before a refused value does not hide the path", () => {
     const fragment = new CanonicalFragment(canonicalJsonFragment({ a: 1 }, 2), 2);
     expect(refusal({ history: [fragment, Number.NaN] }).where).toBe("$.history[1]");

@@ -209,12 +209,17 @@ function refusal(value: unknown, depth: number): VerbatimError {
   );
 }
 
-function write(value: unknown, depth: number, out: string[]): void {
+/** Writes `value` onto `out`; with `chunks`, full stretches of text go there as UTF-8. */
+function write(value: unknown, depth: number, out: string[], chunks?: Buffer[]): void {
+  const outer = byteChunks;
+  byteChunks = chunks;
   try {
     writeValue(value, depth, out);
   } catch (error) {
     if (error !== refused) throw error;
     throw refusal(value, depth);
+  } finally {
+    byteChunks = outer;
   }
 }
 
@@ -237,13 +242,7 @@ export function canonicalJsonText(value: unknown): string {
 export function canonicalJsonBytes(value: unknown): Buffer {
   const chunks: Buffer[] = [];
   const out: string[] = [];
-  const outer = byteChunks;
-  byteChunks = chunks;
-  try {
-    write(value, 0, out);
-  } finally {
-    byteChunks = outer;
-  }
+  write(value, 0, out, chunks);
   out.push("\n");
   chunks.push(Buffer.from(out.join(""), "utf8"));
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
