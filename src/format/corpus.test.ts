@@ -17,7 +17,10 @@ interface Expectation {
   readonly path?: string;
 }
 interface Manifest {
-  readonly files: Record<string, { readonly sha256: string; readonly expect: Expectation }>;
+  readonly files: Record<
+    string,
+    { readonly about: string; readonly sha256: string; readonly expect: Expectation }
+  >;
 }
 
 const folder = new URL("../../test/fixtures/format-1/", import.meta.url);
@@ -59,7 +62,7 @@ describe("format 1 compatibility corpus", () => {
   });
 
   for (const [name, entry] of entries) {
-    describe(name, () => {
+    describe(`${name}: ${entry.about}`, () => {
       it("A14 has the SHA-256 recorded in the manifest (fixtures never change by accident)", () => {
         expect(
           sha256Hex(read(name)),
