@@ -57,6 +57,8 @@ interface Row {
   tenSavesMs: number;
   saveMs: number;
   referenceSaveMs: number;
+  medianSaveMs: number;
+  medianReferenceSaveMs: number;
   bytesPerSave: number;
   unchangedMs: number;
   unchangedBytes: number;
@@ -163,6 +165,8 @@ async function measure(turns: number): Promise<Row> {
     tenSavesMs: saveTimes.reduce((sum, value) => sum + value, 0),
     saveMs: mean(saveTimes),
     referenceSaveMs: mean(referenceTimes),
+    medianSaveMs: median(saveTimes),
+    medianReferenceSaveMs: median(referenceTimes),
     bytesPerSave: mean(bytesWritten),
     unchangedMs: median(unchangedTimes),
     unchangedBytes,
@@ -187,6 +191,7 @@ const header = [
   "save per turn (mean of last 10)",
   "physical ref.",
   "ratio",
+  "medians (ratio)",
   "bytes per save",
   "unchanged re-save",
   "reopen",
@@ -207,6 +212,7 @@ const table = [
         `${ms(row.saveMs)} ms (10 saves: ${ms(row.tenSavesMs)} ms)`,
         `${ms(row.referenceSaveMs)} ms`,
         ratio(row.saveMs, row.referenceSaveMs),
+        `${ms(row.medianSaveMs)} / ${ms(row.medianReferenceSaveMs)} ms (${ratio(row.medianSaveMs, row.medianReferenceSaveMs)})`,
         mib(row.bytesPerSave),
         `${row.unchangedMs.toFixed(3)} ms, ${row.unchangedBytes} B`,
         `${ms(row.reopenMs)} ms`,

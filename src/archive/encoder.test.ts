@@ -53,4 +53,26 @@ describe("the incremental encoder", () => {
     expect(second).toEqual(encodeConversation(replaced));
     expect(second.equals(first)).toBe(false);
   });
+
+  it("A2 long arrays, joined into runs, stay byte for byte canonical as they grow and change", () => {
+    const base = fc.sample(anySavedConversation, { numRuns: 1, seed: 11 })[0] as SavedConversation;
+    const message = (index: number) => ({
+      role: "user" as const,
+      content: [{ type: "text" as const, text: `message ${index} 日本語 🎨` }],
+    });
+    const encoder = new ConversationEncoder();
+    let history = Array.from({ length: 700 }, (_, index) => message(index));
+    for (const change of ["append", "replace inside a run", "append to a full run", "shrink"]) {
+      if (change === "append") history = [...history, message(700)];
+      if (change === "replace inside a run")
+        history = history.map((m, i) => (i === 300 ? message(-1) : m));
+      if (change === "append to a full run")
+        history = [...history, ...Array.from({ length: 100 }, (_, i) => message(800 + i))];
+      if (change === "shrink") history = history.slice(0, 512);
+      const conversation = { ...base, history };
+      expect(Buffer.concat(encoder.encode(conversation)), change).toEqual(
+        encodeConversation(conversation),
+      );
+    }
+  });
 });

@@ -21,7 +21,11 @@ const CLOSE_DOCUMENT = Buffer.from("\n}\n");
 interface ArrayField {
   values: readonly unknown[];
   chunks: Buffer[];
+  /** Full runs of RUN_LENGTH elements joined into one buffer, so a file is a few large writes. */
+  runs: Buffer[];
 }
+
+const RUN_LENGTH = 256;
 
 interface MapField {
   /** key → last value and its chunk. */
@@ -81,27 +85,49 @@ export class ConversationEncoder {
 
   private encodeArray(key: string, values: readonly unknown[], pieces: Buffer[]): void {
     if (values.length === 0) {
-      this.arrays.set(key, { values, chunks: [] });
+      this.arrays.set(key, { values, chunks: [], runs: [] });
       pieces.push(EMPTY_ARRAY);
       return;
     }
     const previous = this.arrays.get(key);
     const previousValues = previous?.values ?? [];
     const previousChunks = previous?.chunks ?? [];
+    const previousRuns = previous?.runs ?? [];
     const chunks: Buffer[] = new Array<Buffer>(values.length);
+    const runs: Buffer[] = [];
     pieces.push(OPEN_ARRAY);
-    for (let index = 0; index < values.length; index++) {
-      const value = values[index];
-      const chunk =
-        index < previousValues.length && previousValues[index] === value
-          ? (previousChunks[index] as Buffer)
-          : this.elementChunk(value);
-      chunks[index] = chunk;
-      if (index > 0) pieces.push(COMMA);
-      pieces.push(chunk);
+    for (let start = 0; start < values.length; start += RUN_LENGTH) {
+      const end = Math.min(start + RUN_LENGTH, values.length);
+      let intact = end - start === RUN_LENGTH;
+      for (let index = start; index < end; index++) {
+        const value = values[index];
+        const reused = index < previousValues.length && previousValues[index] === value;
+        if (!reused) intact = false;
+        chunks[index] = reused ? (previousChunks[index] as Buffer) : this.elementChunk(value);
+      }
+      if (end - start < RUN_LENGTH) {
+        // The newest elements: written piece by piece until a run is full.
+        for (let index = start; index < end; index++) {
+          if (index > 0) pieces.push(COMMA);
+          pieces.push(chunks[index] as Buffer);
+        }
+        break;
+      }
+      const runIndex = start / RUN_LENGTH;
+      let run = intact ? previousRuns[runIndex] : undefined;
+      if (run === undefined) {
+        const parts: Buffer[] = [];
+        for (let index = start; index < end; index++) {
+          if (index > 0) parts.push(COMMA);
+          parts.push(chunks[index] as Buffer);
+        }
+        run = Buffer.concat(parts);
+      }
+      runs.push(run);
+      pieces.push(run);
     }
     pieces.push(CLOSE_ARRAY);
-    this.arrays.set(key, { values: values.slice(), chunks });
+    this.arrays.set(key, { values: values.slice(), chunks, runs });
   }
 
   private encodeMap(key: string, map: Map<unknown, unknown>, pieces: Buffer[]): void {

@@ -32,13 +32,13 @@ export interface PackageFileWriter {
 
 export interface FileWriterOptions {
   readonly onStep?: StepHook;
-  /** Largest piece written by one system call (steps inside large writes). Default 8 MiB. */
+  /** Largest piece written by one system call (steps inside large writes). Default 64 MiB. */
   readonly pieceBytes?: number;
 }
 
-const DEFAULT_PIECE_BYTES = 8 * 1024 * 1024;
-/** At most this many pieces are gathered into one write. */
-const MAX_BUFFERS_PER_WRITE = 65_536;
+const DEFAULT_PIECE_BYTES = 64 * 1024 * 1024;
+/** writev takes at most this many buffers per call on Linux (IOV_MAX). */
+const MAX_BUFFERS_PER_WRITE = 1024;
 
 /** Groups pieces into writes of at most `pieceBytes` bytes and 1,024 buffers. */
 export function* writeGroups(
@@ -109,10 +109,8 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
       try {
         for (const group of writeGroups(pieces, pieceBytes)) {
           step("write", temporary);
-          // One contiguous buffer per write: cheaper than a vector of many small pieces.
-          const bytes = group.length === 1 ? (group[0] as Uint8Array) : Buffer.concat(group);
-          await writeAll(handle, [bytes]);
-          written += bytes.length;
+          await writeAll(handle, group);
+          for (const buffer of group) written += buffer.length;
         }
         step("fsyncFile", temporary);
         await handle.sync();
