@@ -155,68 +155,74 @@ interface Results {
   readonly rows: [string, string, string, string][];
 }
 
-/**
- * The floor under every durable append: the median time of a bare transaction that inserts one
- * small row and commits, on the same database (SQLite: the same file, WAL, synchronous=FULL;
- * PostgreSQL: synchronous_commit as configured). Its cost is mostly the fsync of the commit.
- */
-async function commitFloor(database: StoreDatabase): Promise<number> {
+/** Wall-clock and process CPU milliseconds of one call. */
+async function timed<T>(run: () => Promise<T>): Promise<{ wall: number; cpu: number; value: T }> {
+  const cpuStart = process.cpuUsage();
+  const start = now();
+  const value = await run();
+  const wall = now() - start;
+  const cpu = process.cpuUsage(cpuStart);
+  return { wall, cpu: (cpu.user + cpu.system) / 1000, value };
+}
+
+const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+
+async function measure(target: Target, results: Results): Promise<void> {
+  const { store, database } = target;
+  const add = (measurement: string, value: string, goal: string, verdict: string) =>
+    results.rows.push([`${target.name}: ${measurement}`, value, goal, verdict]);
+
+  // The floor under every durable append, sampled in turn with the appends so that both see
+  // the same load: a bare transaction that inserts one small row and commits (SQLite: same
+  // file, WAL, synchronous=FULL). Its cost is mostly the commit's fsync.
   await sql`create table if not exists bench_floor (id integer primary key, value text)`.execute(
     database.db,
   );
-  const samples: number[] = [];
+  let previous = await buildChain(target, toolMessages, 4);
+  const floor: number[] = [];
+  const single: number[] = [];
+  const turns: number[] = [];
+  const turnCpu: number[] = [];
   for (let index = 0; index < SAMPLES; index++) {
-    const start = now();
-    await inTransaction(database, (trx) =>
-      sql`insert into bench_floor (id, value) values (${index}, 'x')`.execute(trx),
+    floor.push(
+      (
+        await timed(() =>
+          inTransaction(database, (trx) =>
+            sql`insert into bench_floor (id, value) values (${index}, 'x')`.execute(trx),
+          ),
+        )
+      ).wall,
     );
-    samples.push(now() - start);
+    const one = await timed(() =>
+      store.appendMessages("bench", {
+        previousMessageId: previous,
+        messages: [asInput(toolMessages[index % toolMessages.length] as Message)],
+      }),
+    );
+    single.push(one.wall);
+    previous = one.value[0]?.id ?? "";
+    const turn = await timed(() =>
+      store.appendMessages("bench", {
+        previousMessageId: previous,
+        messages: toolMessages.slice(index * 4, index * 4 + 4).map(asInput),
+      }),
+    );
+    turns.push(turn.wall);
+    turnCpu.push(turn.cpu);
+    previous = turn.value[3]?.id ?? "";
   }
   await sql`drop table bench_floor`.execute(database.db);
-  return median(samples);
-}
-
-async function measure(target: Target, results: Results): Promise<void> {
-  const { store } = target;
-  const add = (measurement: string, value: string, goal: string, verdict: string) =>
-    results.rows.push([`${target.name}: ${measurement}`, value, goal, verdict]);
-  const floor = await commitFloor(target.database);
-  add("floor: bare 1-row transaction + commit (median)", `${floor.toFixed(2)} ms`, "", "");
-
-  // Throughput, one message per transaction and one turn of 4 per transaction.
-  let previous = await buildChain(target, toolMessages, 4);
-  const single: number[] = [];
-  for (let index = 0; index < SAMPLES * 4; index++) {
-    const start = now();
-    const [stored] = await store.appendMessages("bench", {
-      previousMessageId: previous,
-      messages: [asInput(toolMessages[(index + 4) % toolMessages.length] as Message)],
-    });
-    single.push(now() - start);
-    previous = stored?.id ?? "";
-  }
-  const singleSum = single.reduce((a, b) => a + b, 0);
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  add("floor: bare 1-row transaction + commit (median)", ms(median(floor)), "", "");
   add(
     "append, 1 message per transaction",
-    `${((single.length / singleSum) * 1000).toFixed(0)} messages/s`,
+    `${((single.length * 1000) / sum(single)).toFixed(0)} messages/s`,
     "",
     "",
   );
-  const turns: number[] = [];
-  for (let index = 0; index < SAMPLES; index++) {
-    const turn = toolMessages.slice(index * 4, index * 4 + 4).map(asInput);
-    const start = now();
-    const stored = await store.appendMessages("bench", {
-      previousMessageId: previous,
-      messages: turn,
-    });
-    turns.push(now() - start);
-    previous = stored[3]?.id ?? "";
-  }
-  const turnSum = turns.reduce((a, b) => a + b, 0);
   add(
     "append, turn of 4 per transaction",
-    `${((turns.length * 4 * 1000) / turnSum).toFixed(0)} messages/s`,
+    `${((turns.length * 4 * 1000) / sum(turns)).toFixed(0)} messages/s`,
     "",
     "",
   );
@@ -224,87 +230,94 @@ async function measure(target: Target, results: Results): Promise<void> {
   const turnMedian = median(turns);
   add(
     "append a turn of 4 (median)",
-    `${turnMedian.toFixed(2)} ms (${(turnMedian - floor).toFixed(2)} above floor)`,
+    `${ms(turnMedian)} (floor ${ms(median(floor))}; CPU ${ms(median(turnCpu))})`,
     `< ${turnGoal} ms`,
     turnMedian < turnGoal ? "met" : "NOT met",
   );
   if (target.name === "SQLite") {
     // The same appends without the per-commit fsync, to show the store's own cost.
-    await sql`pragma synchronous = NORMAL`.execute(target.database.db);
+    await sql`pragma synchronous = NORMAL`.execute(database.db);
     const relaxed: number[] = [];
     for (let index = 0; index < SAMPLES; index++) {
-      const turn = toolMessages.slice(index * 4, index * 4 + 4).map(asInput);
-      const start = now();
-      const stored = await store.appendMessages("bench", {
-        previousMessageId: previous,
-        messages: turn,
-      });
-      relaxed.push(now() - start);
-      previous = stored[3]?.id ?? "";
+      const turn = await timed(() =>
+        store.appendMessages("bench", {
+          previousMessageId: previous,
+          messages: toolMessages.slice(index * 4, index * 4 + 4).map(asInput),
+        }),
+      );
+      relaxed.push(turn.wall);
+      previous = turn.value[3]?.id ?? "";
     }
-    await sql`pragma synchronous = FULL`.execute(target.database.db);
+    await sql`pragma synchronous = FULL`.execute(database.db);
     const relaxedMedian = median(relaxed);
     add(
       "append a turn of 4, synchronous=NORMAL (no fsync; not the default)",
-      `${relaxedMedian.toFixed(2)} ms`,
+      ms(relaxedMedian),
       "< 1 ms",
       relaxedMedian < 1 ? "met" : "NOT met",
     );
   }
 
-  // Append cost and context reads at 100, 1,000 and 10,000 messages.
+  // Append cost at 100, 1,000 and 10,000 messages, sampled round-robin over the three
+  // conversations; then context reads of the anchors 1,000 and 10,000 deep, also in turn.
   for (const [label, messages] of [
     ["tool turns", toolMessages],
     ["chat", chatMessages],
   ] as const) {
-    const appendAt: number[] = [];
-    for (const length of LENGTHS) {
-      let tip = await buildChain(target, messages, length);
-      const samples: number[] = [];
-      for (let index = 0; index < SAMPLES; index++) {
+    const deep: string[] = [];
+    for (const length of LENGTHS) deep.push(await buildChain(target, messages, length));
+    const tips = [...deep];
+    const appendAt: number[][] = LENGTHS.map(() => []);
+    for (let index = 0; index < SAMPLES; index++) {
+      for (const [position, length] of LENGTHS.entries()) {
         const offset = length + index * 4;
-        const turn = messages.slice(offset, offset + 4).map(asInput);
-        const start = now();
-        const stored = await store.appendMessages("bench", {
-          previousMessageId: tip,
-          messages: turn,
-        });
-        samples.push(now() - start);
-        tip = stored[3]?.id ?? "";
+        const turn = await timed(() =>
+          store.appendMessages("bench", {
+            previousMessageId: tips[position] ?? null,
+            messages: messages.slice(offset, offset + 4).map(asInput),
+          }),
+        );
+        appendAt[position]?.push(turn.wall);
+        tips[position] = turn.value[3]?.id ?? "";
       }
-      appendAt.push(median(samples));
+    }
+    for (const [position, length] of LENGTHS.entries()) {
       add(
         `append a turn at ${length.toLocaleString("en")} messages (${label})`,
-        `${median(samples).toFixed(2)} ms`,
+        ms(median(appendAt[position] ?? [])),
         "",
         "",
       );
-      if (length >= 1_000) {
-        const deep = await buildChain(target, messages, length);
-        const reads: number[] = [];
-        for (let index = 0; index < Math.min(SAMPLES, 11); index++) {
-          const start = now();
-          const context = await store.readContext("bench", deep);
-          reads.push(now() - start);
-          if (context.messages.length !== length) throw new Error("wrong context length");
-        }
-        const read = median(reads);
-        const goal = length === 10_000 ? "< 50 ms" : "";
-        add(
-          `read the context ${length.toLocaleString("en")} deep (${label})`,
-          `${read.toFixed(1)} ms`,
-          goal,
-          goal === "" ? "" : read < 50 ? "met" : "NOT met",
-        );
-      }
     }
-    const ratio = (appendAt[appendAt.length - 1] ?? 0) / (appendAt[0] ?? 1);
+    const first = median(appendAt[0] ?? []);
+    const last = median(appendAt[LENGTHS.length - 1] ?? []);
     add(
       `append cost, ${LENGTHS[LENGTHS.length - 1]?.toLocaleString("en")} vs 100 messages (${label})`,
-      `${ratio.toFixed(2)}×`,
+      `${(last / first).toFixed(2)}×`,
       "≤ 1.5×",
-      ratio <= 1.5 ? "met" : "NOT met",
+      last / first <= 1.5 ? "met" : "NOT met",
     );
+    const reads = LENGTHS.map(() => ({ wall: [] as number[], cpu: [] as number[] }));
+    for (let round = 0; round < Math.min(SAMPLES, 11); round++) {
+      for (const [position, length] of LENGTHS.entries()) {
+        if (length < 1_000) continue;
+        const read = await timed(() => store.readContext("bench", deep[position] ?? ""));
+        if (read.value.messages.length !== length) throw new Error("wrong context length");
+        reads[position]?.wall.push(read.wall);
+        reads[position]?.cpu.push(read.cpu);
+      }
+    }
+    for (const [position, length] of LENGTHS.entries()) {
+      if (length < 1_000) continue;
+      const wall = median(reads[position]?.wall ?? []);
+      const goal = length === 10_000 ? "< 50 ms" : "";
+      add(
+        `read the context ${length.toLocaleString("en")} deep (${label})`,
+        `${ms(wall)} (CPU ${ms(median(reads[position]?.cpu ?? []))})`,
+        goal,
+        goal === "" ? "" : wall < 50 ? "met" : "NOT met",
+      );
+    }
   }
 
   // The same conversation turn by turn: LangGraph checkpointer vs the store, at BASELINE_TURNS.
