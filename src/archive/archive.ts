@@ -5,7 +5,7 @@ import { sha256Hex } from "../core/hash.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { emptyConversation, isEmptyConversation } from "../format/empty.js";
 import { applyImageBudget, type BudgetResult } from "./budget.js";
-import { entryAt, listOwnedFiles, readRegularFile, sameFingerprint } from "./disk.js";
+import { entryAt, entryAtNow, listOwnedFiles, readRegularFile, sameFingerprint } from "./disk.js";
 import { ConversationEncoder, piecesEqualBytes, samePieces } from "./encoder.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
 import {
@@ -237,10 +237,8 @@ class PackageArchive implements ConversationArchive {
    * Returns true when `agent/` is as the archive left it.
    */
   private async refreshDisk(): Promise<boolean> {
-    const [file, images] = await Promise.all([
-      entryAt(this.paths.conversationFile),
-      entryAt(this.paths.imagesDir),
-    ]);
+    const file = entryAtNow(this.paths.conversationFile);
+    const images = entryAtNow(this.paths.imagesDir);
     if (file.kind === "symlink") {
       throw new VerbatimError(
         "archive_unsafe_path",
