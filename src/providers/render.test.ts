@@ -225,6 +225,29 @@ describe("renderers", () => {
     ).toBe(true);
   });
 
+  it("A26 a second render of the same history (blocks from the cache) gives the same bytes and warnings", () => {
+    const history: Message[] = [
+      user("a"),
+      {
+        role: "assistant",
+        content: [{ type: "toolCall", id: "c", name: "f", arguments: "not json" }],
+      },
+      {
+        role: "tool",
+        content: [{ type: "toolResult", callID: "c", toolName: "f", isError: false, content: "r" }],
+      },
+    ];
+    for (const provider of PROVIDER_IDS) {
+      const first = render(provider, history);
+      const second = render(provider, history);
+      expect(second).toEqual(first);
+      const longer = render(provider, [user("z"), ...history]);
+      expect(longer.warnings.map((warning) => warning.where)).toEqual(
+        first.warnings.map((warning) => warning.where.replace("history[1]", "history[2]")),
+      );
+    }
+  });
+
   it("empty text blocks are not sent, with a warning", () => {
     const { body, warnings } = render("anthropic", [
       {

@@ -17,6 +17,7 @@ import {
   signedByMessage,
   withExtras,
 } from "../wire/common.js";
+import { cachedBlock } from "../wire/block-cache.js";
 import { groupTurns, type PlacedBlock } from "../wire/history-turns.js";
 import { RawJson, sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
 
@@ -73,6 +74,8 @@ interface RenderedMessage {
   readonly content: (WireBlock | RawJson)[];
   /** History message index of each own (non-signed) block, in content order; -1 for signed. */
   readonly origins: number[];
+  /** The history block of each own block (undefined for signed material). */
+  readonly placed: (PlacedBlock | undefined)[];
 }
 
 function leadingOf(material: SignedMaterial | undefined): RawJson[] {
@@ -88,6 +91,7 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
   for (const turn of groupTurns(history, warnings)) {
     const content: (WireBlock | RawJson)[] = [];
     const origins: number[] = [];
+    const placedBlocks: (PlacedBlock | undefined)[] = [];
     let lastMessage = -1;
     for (const placed of turn.blocks) {
       if (placed.message !== lastMessage) {
@@ -95,12 +99,20 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
         for (const raw of leadingOf(signed.get(placed.message))) {
           content.push(raw);
           origins.push(-1);
+          placedBlocks.push(undefined);
         }
       }
-      content.push(renderBlock(placed, input, warnings));
+      content.push(
+        placed.block.type === "image"
+          ? renderBlock(placed, input, warnings)
+          : cachedBlock("anthropic", placed, warnings, (raised) =>
+              renderBlock(placed, input, raised),
+            ),
+      );
       origins.push(placed.message);
+      placedBlocks.push(placed);
     }
-    messages.push({ role: turn.role, content, origins });
+    messages.push({ role: turn.role, content, origins, placed: placedBlocks });
   }
   placeBreakpoints(messages, input);
   const body = withExtras(
@@ -131,7 +143,7 @@ function placeBreakpoints(messages: RenderedMessage[], input: RenderInput): void
     cache.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const last = messages[messages.length - 1];
   if (last === undefined) return;
-  markLastOwnBlock(last, control, () => true);
+  markLastOwnBlock(last, control, () => true, input);
   const previous = cache.previousMessageCount;
   if (previous === undefined || previous <= 0) return;
   let added = 0;
@@ -141,7 +153,7 @@ function placeBreakpoints(messages: RenderedMessage[], input: RenderInput): void
   if (added < SECOND_BREAKPOINT_THRESHOLD) return;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index] as RenderedMessage;
-    if (markLastOwnBlock(message, control, (origin) => origin < previous)) return;
+    if (markLastOwnBlock(message, control, (origin) => origin < previous, input)) return;
   }
 }
 
@@ -150,12 +162,13 @@ function markLastOwnBlock(
   message: RenderedMessage,
   control: WireValue,
   accept: (origin: number) => boolean,
+  input: RenderInput,
 ): boolean {
   for (let index = message.content.length - 1; index >= 0; index--) {
     const origin = message.origins[index] as number;
     if (origin < 0 || !accept(origin)) continue;
-    const block = message.content[index] as WireBlock;
-    message.content[index] = { ...block, cache_control: control };
+    const placed = message.placed[index] as PlacedBlock;
+    message.content[index] = { ...renderBlock(placed, input, []), cache_control: control };
     return true;
   }
   return false;

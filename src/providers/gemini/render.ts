@@ -19,6 +19,7 @@ import {
   signedByMessage,
   withExtras,
 } from "../wire/common.js";
+import { cachedBlock } from "../wire/block-cache.js";
 import { groupTurns, type PlacedBlock } from "../wire/history-turns.js";
 import { RawJson, sortedJson, sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
 import { VerbatimError } from "../../core/errors.js";
@@ -81,9 +82,16 @@ export function renderGemini(input: RenderInput): RenderedRequest {
         position === 0 || (blocks[position - 1] as PlacedBlock).message !== placed.message;
       if (material !== undefined && startsMessage)
         for (const part of material.leading) parts.push(rawOf(part));
-      const part = renderPart(placed, input, warnings);
       const signature = signatureOf(material, placed.index);
-      parts.push(signature === undefined ? part : { ...part, thoughtSignature: signature });
+      if (signature !== undefined) {
+        parts.push({ ...renderPart(placed, input, warnings), thoughtSignature: signature });
+      } else if (placed.block.type === "image") {
+        parts.push(renderPart(placed, input, warnings));
+      } else {
+        parts.push(
+          cachedBlock("gemini", placed, warnings, (raised) => renderPart(placed, input, raised)),
+        );
+      }
       const endsMessage =
         position === blocks.length - 1 ||
         (blocks[position + 1] as PlacedBlock).message !== placed.message;

@@ -9,10 +9,17 @@
  */
 import { IMAGE_OMITTED_TEXT } from "../../history/message.js";
 import { toolCallArgumentText, toolResultText } from "../../history/blocks.js";
-import type { ProviderId, RenderInput, RenderWarning, RenderedRequest } from "../types.js";
+import type {
+  ProviderId,
+  RenderInput,
+  RenderWarning,
+  RenderedRequest,
+  SignedMaterial,
+} from "../types.js";
 import { checkOptions, imageData, rawOf, signedByMessage, withExtras } from "../wire/common.js";
 import { groupTurns, whereOf, type WireTurn } from "../wire/history-turns.js";
-import { sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
+import { cachedBlock } from "../wire/block-cache.js";
+import { RawJson, sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
 
 type WireObject = { [key: string]: WireValue | undefined };
 
@@ -24,14 +31,15 @@ export function renderChat(
   checkOptions(options);
   const warnings: RenderWarning[] = [];
   const signed = signedByMessage(provider, input.signed, history, warnings);
-  const messages: WireObject[] = [];
+  const messages: WireValue[] = [];
   if (options.system !== undefined && options.system !== "") {
     messages.push({ role: "system", content: options.system });
   }
-  for (const turn of groupTurns(history, warnings)) {
-    if (turn.role === "assistant") messages.push(assistantMessage(turn, signed));
-    else userMessages(turn, input, messages);
-  }
+  const turns = groupTurns(history, warnings);
+  turns.forEach((turn, index) => {
+    if (turn.role === "assistant") messages.push(assistantMessage(turn, signed, warnings));
+    else userMessages(turn, input, messages, warnings, index === turns.length - 1);
+  });
   const cache = options.cache ?? {};
   if (provider === "openrouter") {
     placeOpenRouterBreakpoint(messages, input);
@@ -86,10 +94,11 @@ function toolsOf(input: RenderInput): WireValue | undefined {
 
 function assistantMessage(
   turn: WireTurn,
-  signed: Map<number, import("../types.js").SignedMaterial>,
+  signed: Map<number, SignedMaterial>,
+  warnings: RenderWarning[],
 ): WireObject {
   const texts: string[] = [];
-  const calls: WireObject[] = [];
+  const calls: WireValue[] = [];
   const details: WireValue[] = [];
   let lastMessage = -1;
   for (const placed of turn.blocks) {
@@ -108,11 +117,13 @@ function assistantMessage(
         texts.push(IMAGE_OMITTED_TEXT);
         break;
       case "toolCall":
-        calls.push({
-          id: block.id,
-          type: "function",
-          function: { name: block.name, arguments: toolCallArgumentText(block) },
-        });
+        calls.push(
+          cachedBlock("chat-call", placed, warnings, () => ({
+            id: block.id,
+            type: "function",
+            function: { name: block.name, arguments: toolCallArgumentText(block) },
+          })),
+        );
         break;
       case "image":
       case "toolResult":
@@ -139,16 +150,35 @@ function assistantMessage(
   };
 }
 
-function userMessages(turn: WireTurn, input: RenderInput, messages: WireObject[]): void {
-  const parts: WireObject[] = [];
+function userMessages(
+  turn: WireTurn,
+  input: RenderInput,
+  messages: WireValue[],
+  warnings: RenderWarning[],
+  last: boolean,
+): void {
+  const parts: WireValue[] = [];
   for (const placed of turn.blocks) {
     const block = placed.block;
     switch (block.type) {
       case "toolResult":
-        messages.push({ role: "tool", tool_call_id: block.callID, content: toolResultText(block) });
+        messages.push(
+          cachedBlock("chat-tool", placed, warnings, () => ({
+            role: "tool",
+            tool_call_id: block.callID,
+            content: toolResultText(block),
+          })),
+        );
         break;
       case "text":
-        parts.push({ type: "text", text: block.text });
+        parts.push(
+          last
+            ? { type: "text", text: block.text }
+            : cachedBlock("chat-text", placed, warnings, () => ({
+                type: "text",
+                text: block.text,
+              })),
+        );
         break;
       case "imageOmitted":
         parts.push({ type: "text", text: IMAGE_OMITTED_TEXT });
@@ -176,14 +206,14 @@ function userMessages(turn: WireTurn, input: RenderInput, messages: WireObject[]
  * OpenRouter passes `cache_control` on content parts through to Anthropic models: the
  * breakpoint goes on the last part of the newest message when that is a user message.
  */
-function placeOpenRouterBreakpoint(messages: WireObject[], input: RenderInput): void {
+function placeOpenRouterBreakpoint(messages: WireValue[], input: RenderInput): void {
   const cache = input.options.cache ?? {};
   if (cache.breakpoint === false || !input.options.model.startsWith("anthropic/")) return;
-  const last = messages[messages.length - 1];
-  if (last === undefined || last["role"] !== "user" || !Array.isArray(last["content"])) return;
+  const last = messages[messages.length - 1] as WireObject | undefined;
+  if (last === undefined || last instanceof RawJson || last["role"] !== "user") return;
   const parts = last["content"] as WireObject[];
   const part = parts[parts.length - 1];
-  if (part === undefined) return;
+  if (part === undefined || part instanceof RawJson) return;
   parts[parts.length - 1] = {
     ...part,
     cache_control: cache.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" },

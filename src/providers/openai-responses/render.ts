@@ -11,6 +11,7 @@ import { toolCallArgumentText, toolResultText } from "../../history/blocks.js";
 import type { RenderInput, RenderWarning, RenderedRequest } from "../types.js";
 import { checkOptions, imageData, rawOf, signedByMessage, withExtras } from "../wire/common.js";
 import { groupTurns, whereOf } from "../wire/history-turns.js";
+import { cachedBlock } from "../wire/block-cache.js";
 import { sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
 
 type WireObject = { [key: string]: WireValue | undefined };
@@ -22,7 +23,7 @@ export function renderResponses(input: RenderInput): RenderedRequest {
   const signed = signedByMessage("openai-responses", input.signed, history, warnings);
   const items: WireValue[] = [];
   for (const turn of groupTurns(history, warnings)) {
-    const parts: WireObject[] = [];
+    const parts: WireValue[] = [];
     let lastMessage = -1;
     for (const placed of turn.blocks) {
       if (turn.role === "assistant" && placed.message !== lastMessage) {
@@ -35,9 +36,19 @@ export function renderResponses(input: RenderInput): RenderedRequest {
         case "text":
         case "imageOmitted": {
           const text = block.type === "text" ? block.text : IMAGE_OMITTED_TEXT;
-          if (turn.role === "assistant")
-            items.push({ type: "message", role: "assistant", content: text });
-          else parts.push({ type: "input_text", text });
+          if (turn.role === "assistant") {
+            items.push(
+              cachedBlock("responses-assistant", placed, warnings, () => ({
+                type: "message",
+                role: "assistant",
+                content: text,
+              })),
+            );
+          } else {
+            parts.push(
+              cachedBlock("responses-user", placed, warnings, () => ({ type: "input_text", text })),
+            );
+          }
           break;
         }
         case "image":
@@ -48,19 +59,23 @@ export function renderResponses(input: RenderInput): RenderedRequest {
           });
           break;
         case "toolCall":
-          items.push({
-            type: "function_call",
-            call_id: block.id,
-            name: block.name,
-            arguments: toolCallArgumentText(block),
-          });
+          items.push(
+            cachedBlock("responses-call", placed, warnings, () => ({
+              type: "function_call",
+              call_id: block.id,
+              name: block.name,
+              arguments: toolCallArgumentText(block),
+            })),
+          );
           break;
         case "toolResult":
-          items.push({
-            type: "function_call_output",
-            call_id: block.callID,
-            output: toolResultText(block),
-          });
+          items.push(
+            cachedBlock("responses-output", placed, warnings, () => ({
+              type: "function_call_output",
+              call_id: block.callID,
+              output: toolResultText(block),
+            })),
+          );
           break;
         default: {
           const unknown: never = block;
