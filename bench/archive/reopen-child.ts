@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { openArchive } from "../../src/archive/index.js";
 
 const packageDir = process.argv[2] ?? "";
-const rounds = Number(process.argv[3] ?? "3");
+const rounds = Number(process.argv[3] ?? "5");
 
 async function physicalReference(): Promise<number> {
   const started = performance.now();
