@@ -12,6 +12,9 @@ export interface SecretRule {
   /** Matches the secret; must have the `g` flag. The part in group `secret` is replaced when
    *  the pattern names one, else the whole match. */
   readonly pattern: RegExp;
+  /** Optional: substrings one of which every match contains; text holding none of them is not
+   *  searched with the pattern (a fast path, never a change in what is found). */
+  readonly anchors?: readonly string[];
 }
 
 /** Not preceded or followed by a character that would make the match part of a longer token. */
@@ -21,10 +24,12 @@ const after = "(?![A-Za-z0-9_\\-])";
 export const defaultSecretRules: readonly SecretRule[] = [
   {
     name: "anthropic_api_key",
+    anchors: ["sk-ant-"],
     pattern: new RegExp(`${before}sk-ant-[a-z]{2,10}\\d{2}-[A-Za-z0-9_\\-]{32,}${after}`, "g"),
   },
   {
     name: "openai_api_key",
+    anchors: ["sk-"],
     pattern: new RegExp(
       `${before}sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\\-]{32,}${after}|${before}sk-[A-Za-z0-9]{48}${after}`,
       "g",
@@ -32,15 +37,18 @@ export const defaultSecretRules: readonly SecretRule[] = [
   },
   {
     name: "bearer_token",
+    anchors: ["earer"],
     pattern:
       /(?<![A-Za-z0-9])[Bb]earer\s+(?<secret>[A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9\-._~+/=])/g,
   },
   {
     name: "aws_access_key_id",
+    anchors: ["AKIA", "ASIA"],
     pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
   },
   {
     name: "github_token",
+    anchors: ["gh", "github_pat_"],
     pattern: new RegExp(
       `${before}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})${after}`,
       "g",
@@ -48,6 +56,7 @@ export const defaultSecretRules: readonly SecretRule[] = [
   },
   {
     name: "jwt",
+    anchors: ["eyJ"],
     pattern: new RegExp(
       `${before}eyJ[A-Za-z0-9_\\-]{8,}\\.eyJ[A-Za-z0-9_\\-]{8,}\\.[A-Za-z0-9_\\-]{16,}${after}`,
       "g",
@@ -93,6 +102,9 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
     let out = text;
     let redacted = false;
     for (const rule of rules) {
+      if (rule.anchors !== undefined && !rule.anchors.some((anchor) => out.includes(anchor))) {
+        continue;
+      }
       const replacement = replacementOf(rule);
       out = out.replace(rule.pattern, (match: string, ...rest: unknown[]) => {
         redacted = true;
@@ -107,24 +119,37 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
     return { value: out, redacted };
   }
 
+  /** Copy on write: a value without secrets comes back as the same object. */
   function walk(value: unknown, found: { redacted: boolean }): unknown {
     if (typeof value === "string") {
       const result = sanitizeText(value);
-      if (result.redacted) found.redacted = true;
+      if (!result.redacted) return value;
+      found.redacted = true;
       return result.value;
     }
-    if (Array.isArray(value)) return value.map((entry) => walk(entry, found));
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      value.forEach((entry: unknown, index) => {
+        const next = walk(entry, found);
+        if (next !== entry) (copy ??= [...value])[index] = next;
+      });
+      return copy ?? value;
+    }
     if (typeof value === "object" && value !== null) {
-      const out: Record<string, unknown> = {};
+      let copy: Record<string, unknown> | undefined;
       for (const [key, entry] of Object.entries(value)) {
-        Object.defineProperty(out, key, {
-          value: walk(entry, found),
+        const next = walk(entry, found);
+        if (next === entry) continue;
+        copy ??= copyObject(value);
+        // defineProperty keeps `__proto__` a plain key.
+        Object.defineProperty(copy, key, {
+          value: next,
           enumerable: true,
           writable: true,
           configurable: true,
         });
       }
-      return out;
+      return copy ?? value;
     }
     return value;
   }
@@ -149,3 +174,16 @@ export function createSanitizer(options: SanitizerOptions = {}): Sanitizer {
 
 /** The sanitizer with the default rules. */
 export const defaultSanitizer: Sanitizer = createSanitizer();
+
+function copyObject(value: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    Object.defineProperty(out, key, {
+      value: entry,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
