@@ -4,7 +4,7 @@ import { VerbatimError } from "../core/errors.js";
 import { decodeConversation, decodeConversationOrThrow, type DecodeResult } from "./decode.js";
 import { createHistoryEncodingCache, encodeConversation } from "./encode.js";
 import { emptyConversation, isEmptyConversation } from "./empty.js";
-import type { SavedConversation } from "./conversation-schema.js";
+import { conversationSchema, type SavedConversation } from "./conversation-schema.js";
 
 /** Decodes a conversation given as a JS value with Maps (written canonically first). */
 function decodeValue(value: unknown): DecodeResult {
@@ -154,5 +154,20 @@ describe("format 1 fields", () => {
     expect(whereOf(() => encodeConversation(broken, createHistoryEncodingCache()))).toBe(
       "$.history[0].content[2][0]",
     );
+  });
+
+  it("A6 an already decoded conversation (with Maps) validates again to itself", () => {
+    const decoded = decodeConversationOrThrow(
+      encodeConversation({
+        ...base,
+        feedback: new Map([["__proto__", { rating: "good" as const, reasons: [] }]]),
+        approvalCards: new Map([["constructor", { state: "pending" as const }]]),
+      }),
+    );
+    const again = conversationSchema.safeParse(decoded);
+    expect(again.success && again.data).toEqual(decoded);
+    expect(again.success && again.data.feedback.size).toBe(1);
+    const badKey = conversationSchema.safeParse({ ...decoded, feedback: new Map([[1, {}]]) });
+    expect(badKey.success).toBe(false);
   });
 });

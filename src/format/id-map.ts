@@ -10,13 +10,23 @@ export const idMapValueSchemas = new WeakMap<z.ZodType, z.ZodType>();
 export function idMap<T extends z.ZodType>(valueSchema: T) {
   const schema = z.unknown().transform((input, context): Map<string, z.output<T>> => {
     const result = new Map<string, z.output<T>>();
-    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    let entries: [unknown, unknown][];
+    if (input instanceof Map) {
+      // An already decoded conversation validated again: its maps are Maps.
+      entries = [...(input as Map<unknown, unknown>)];
+    } else if (typeof input === "object" && input !== null && !Array.isArray(input)) {
+      const record = input as Record<string, unknown>;
+      entries = Object.keys(record).map((key) => [key, record[key]]);
+    } else {
       context.addIssue({ code: "custom", message: "expected an object keyed by id" });
       return result;
     }
-    const record = input as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      const parsed = valueSchema.safeParse(record[key]);
+    for (const [key, value] of entries) {
+      if (typeof key !== "string") {
+        context.addIssue({ code: "custom", message: "expected string keys" });
+        continue;
+      }
+      const parsed = valueSchema.safeParse(value);
       if (parsed.success) {
         result.set(key, parsed.data);
         continue;
