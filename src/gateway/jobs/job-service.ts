@@ -304,7 +304,7 @@ export class BackgroundAgentJobs {
   ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
     const prepared = prepareItems(items, this.#sanitizer, "items");
     requireClientKeys(prepared);
-    return this.#write(async (db) => {
+    return this.#writeRetryingOnKeyRace(async (db) => {
       const turn = await this.#turn(db, subjectUid, turnId, true);
       const job = await this.#job(db, turn.subject_uid, turn.job_id, false);
       const { existing, fresh } = await splitExisting(db, turn.id, prepared, "items");
