@@ -90,6 +90,33 @@ describe("captured provider bodies", () => {
     expect(JSON.stringify(result.message)).not.toContain("signature");
   });
 
+  it("A23 Anthropic web search: results enter the history as text, the encrypted blocks stay in the turn", () => {
+    const result = parseResponse(
+      "anthropic",
+      fixture("anthropic/web-search.json").toString("utf8"),
+      "m",
+    );
+    expect(result.message.content).toEqual([
+      { type: "text", text: "I'll search for when Claude Shannon was born." },
+      {
+        type: "text",
+        text: "[Web search: claude shannon birth date]\n- Claude Shannon - Wikipedia <https://en.wikipedia.org/wiki/Claude_Shannon>",
+      },
+      { type: "text", text: "Claude Shannon was born on April 30, 1916, in Petoskey, Michigan" },
+    ]);
+    expect(result.panel[1]).toEqual({
+      kind: "webSearch",
+      query: "claude shannon birth date",
+      results: "- Claude Shannon - Wikipedia <https://en.wikipedia.org/wiki/Claude_Shannon>",
+    });
+    expect(result.signed.leading.map((block) => (block as { type: string }).type)).toEqual([
+      "server_tool_use",
+      "web_search_tool_result",
+    ]);
+    expect(JSON.stringify(result.message)).not.toContain("encrypted");
+    expect(result.usage.webSearchRequests).toBe(1);
+  });
+
   it("A7 OpenAI Chat stream: input = prompt_tokens minus cached_tokens", () => {
     const result = parseStream("openai-chat", "openai-chat/stream.sse");
     expect(result.message.content).toEqual([{ type: "text", text: "Hello!" }]);
