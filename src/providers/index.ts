@@ -24,6 +24,7 @@ export type {
   Usage,
 } from "./types.js";
 export { renderRequest } from "./render.js";
+export { attachSignedMaterial, hasSignedMaterial } from "./signed.js";
 export { createStreamParser, parseResponse } from "./parse.js";
 export type { SseEvent, StreamParser } from "./parse.js";
 export { sendRound, streamRound } from "./transport.js";
@@ -34,7 +35,7 @@ export { SseDecoder } from "./wire/sse.js";
 export { INVALID_ARGUMENTS_KEY } from "./wire/common.js";
 export { webSearchText } from "./wire/round-builder.js";
 export { SECOND_BREAKPOINT_THRESHOLD } from "./anthropic/render.js";
-export { checkCachePrefix, detectProvider } from "./cache-prefix/check.js";
+export { checkCachePrefix } from "./cache-prefix/check.js";
 export type {
   CachePrefixDifference,
   CachePrefixOptions,
