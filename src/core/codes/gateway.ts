@@ -79,7 +79,8 @@ export const gatewayCodes = defineCodes([
     httpStatus: 409,
     meaning:
       "The job or turn is not in a state that allows this change: a turn of a job that is not running, items appended to a finished turn, a job that already ended.",
-    remedy: "Read the job to see its state; start an attempt or a new turn first, or steer the turn.",
+    remedy:
+      "Read the job to see its state; start an attempt or a new turn first, or steer the turn.",
   },
   {
     code: "job_retry_budget_exhausted",
