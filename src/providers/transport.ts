@@ -178,12 +178,14 @@ export async function* streamRound(
       await sleep(delay, options.signal);
       continue;
     }
+    let finished = false;
     try {
       const type = response.headers.get("content-type") ?? "";
       if (!request.stream || !type.includes("text/event-stream") || response.body === null) {
         control.restart();
         const text = await response.text();
         const result = parseResponse(request.provider, text, request.model);
+        finished = true;
         yield { type: "done", result };
         return result;
       }
@@ -200,11 +202,14 @@ export async function* streamRound(
         if (chunk.done) break;
       }
       const result = parser.finish();
+      finished = true;
       yield { type: "done", result };
       return result;
     } catch (error) {
       throw control.failure(error, request.provider);
     } finally {
+      // A consumer that stops reading early ends the request, so the connection is freed.
+      if (!finished) control.controller.abort();
       control.dispose();
     }
   }

@@ -4,6 +4,7 @@
  * fed to the SSE decoder in pieces of 5 bytes so UTF-8 sequences and lines are split.
  */
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   SseDecoder,
@@ -232,5 +233,38 @@ describe("captured provider bodies", () => {
       reportedCost: 0.95,
     });
     expect(result.model).toBe("anthropic/claude-sonnet-4");
+  });
+
+  it("the SSE decoder gives the same round however the bytes are split", () => {
+    const streams: [ProviderId, string][] = [
+      ["anthropic", "anthropic/tool-stream.sse"],
+      ["anthropic", "anthropic/thinking-stream.sse"],
+      ["openai-chat", "openai-chat/tool-stream.sse"],
+      ["openai-responses", "openai-responses/stream.sse"],
+      ["gemini", "gemini/stream.sse"],
+      ["openrouter", "openrouter/stream.sse"],
+    ];
+    for (const [provider, path] of streams) {
+      const bytes = fixture(path);
+      const whole = parseStream(provider, path);
+      fc.assert(
+        fc.property(
+          fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }),
+          (cuts) => {
+            const decoder = new SseDecoder();
+            const parser = createStreamParser(provider, "requested-model");
+            let start = 0;
+            for (const cut of [...cuts].sort((a, b) => a - b)) {
+              for (const event of decoder.push(bytes.subarray(start, cut))) parser.push(event);
+              start = cut;
+            }
+            for (const event of decoder.push(bytes.subarray(start))) parser.push(event);
+            for (const event of decoder.end()) parser.push(event);
+            expect(parser.finish()).toEqual(whole);
+          },
+        ),
+        { numRuns: 40 },
+      );
+    }
   });
 });

@@ -159,6 +159,26 @@ describe("transport", () => {
     ).toBe("provider_aborted");
   });
 
+  it("a consumer that stops reading ends the request", async () => {
+    let closed: () => void = () => undefined;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const http = await server((_request, response) => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(
+        'event: message_start\ndata: {"type":"message_start","message":{"id":"x","model":"m","usage":{"input_tokens":1}}}\n\n',
+      );
+      const timer = setInterval(() => response.write('event: ping\ndata: {"type":"ping"}\n\n'), 20);
+      response.on("close", () => {
+        clearInterval(timer);
+        closed();
+      });
+    });
+    const stream = streamRound(request(), { apiKey: "k", baseUrl: http.url });
+    expect((await stream.next()).value).toMatchObject({ type: "usage" });
+    await stream.return(undefined as never);
+    await connectionClosed;
+  });
+
   it("reports a stream that ends early", async () => {
     const http = await server((_request, response) => {
       response.writeHead(200, { "content-type": "text/event-stream" });
