@@ -115,6 +115,35 @@ describe("renderers", () => {
     expect(single.match(/cache_control/g)?.length).toBe(1);
   });
 
+  it("A27 OpenAI prompt_cache_key; OpenRouter breakpoint for anthropic/ models only; others warn", () => {
+    const cache = { promptCacheKey: "conv-1", ttl: "1h" as const };
+    const chat = render("openai-chat", [user("a")], { options: { ...options, cache } });
+    expect(chat.body).toContain('"prompt_cache_key":"conv-1"');
+    expect(chat.warnings.map((warning) => warning.code)).toEqual(["cache_option_ignored"]);
+    expect(
+      render("openai-responses", [user("a")], {
+        options: { ...options, cache: { promptCacheKey: "k" } },
+      }).body,
+    ).toContain('"prompt_cache_key":"k"');
+    const claude = render("openrouter", [user("a")], {
+      options: { ...options, model: "anthropic/claude-sonnet-4.5" },
+    });
+    expect(claude.body).toContain(
+      '{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}',
+    );
+    expect(
+      render("openrouter", [user("a")], { options: { ...options, model: "openai/gpt-5" } }).body,
+    ).not.toContain("cache_control");
+    const keyed = render("openrouter", [user("a")], {
+      options: { ...options, cache: { promptCacheKey: "k" } },
+    });
+    expect(keyed.body).not.toContain("prompt_cache_key");
+    expect(keyed.warnings.map((warning) => warning.code)).toEqual(["cache_option_ignored"]);
+    expect(render("gemini", [user("a")], { options: { ...options, cache } }).warnings).toHaveLength(
+      1,
+    );
+  });
+
   it("argument rule: a JSON object is sent as its bytes, empty as {}, anything else wrapped with a warning", () => {
     const call = (args: string): Message[] => [
       user("u"),
