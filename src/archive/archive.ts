@@ -363,8 +363,9 @@ class PackageArchive implements ConversationArchive {
   /** Names that something other than a regular file occupies: those images are not stored. */
   private async blockedNames(names: readonly string[]): Promise<Set<string>> {
     const blocked = new Set<string>();
+    if (names.length === 0) return blocked;
     const folder = await entryAt(this.paths.imagesDir);
-    if (folder.kind === "absent" || names.length === 0) return blocked;
+    if (folder.kind === "absent") return blocked;
     if (folder.kind !== "folder") return new Set(names);
     for (const name of names) {
       const entry = await entryAt(join(this.paths.imagesDir, name));
