@@ -110,6 +110,7 @@ describe("verbatim render", () => {
             inputSchema: { type: "object" },
           },
         ],
+        cache: { previousMessageCount: 3 },
       },
     }).body;
     expect(result.out).toBe(expected);

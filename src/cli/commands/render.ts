@@ -80,12 +80,23 @@ export const render: Command = {
     if (values.message !== undefined) {
       history.push({ role: "user", content: [{ type: "text", text: values.message }] });
     }
+    // As the live conversation does: the previous request sent every message before the
+    // newest assistant message (for Anthropic's second cache breakpoint).
+    let previousMessageCount: number | undefined;
+    for (
+      let index = history.length - 1;
+      index >= 0 && previousMessageCount === undefined;
+      index--
+    ) {
+      if (history[index]?.role === "assistant") previousMessageCount = index;
+    }
     const rendered = renderRequest(provider as ProviderId, {
       history,
       images: (sha256) => opened.images.get(sha256),
       options: {
         model,
         maxTokens: RENDER_MAX_TOKENS,
+        ...(previousMessageCount === undefined ? {} : { cache: { previousMessageCount } }),
         ...(system === undefined ? {} : { system }),
         ...(tools === undefined ? {} : { tools }),
       },
