@@ -49,7 +49,7 @@ function usageOf(round: ScriptedRound, openrouter: boolean) {
       };
 }
 
-function writer(openrouter: boolean) {
+export function writeChat(openrouter: boolean) {
   return (round: ScriptedRound, stream: boolean, model: string, turn: number) => {
     const id = openrouter ? `gen-17000000${turn}-Local` : `chatcmpl-Local${turn}`;
     const created = 1694268190 + turn;
@@ -129,7 +129,7 @@ function writer(openrouter: boolean) {
 
 export function startOpenAIChatServer(): Promise<ProviderServer> {
   return startProviderServer({
-    write: writer(false),
+    write: writeChat(false),
     basePath: "/v1",
     modelOf: (request) => String(bodyJson(request)["model"]),
     streamOf: (request) => bodyJson(request)["stream"] === true,
@@ -138,7 +138,7 @@ export function startOpenAIChatServer(): Promise<ProviderServer> {
 
 export function startOpenRouterServer(): Promise<ProviderServer> {
   return startProviderServer({
-    write: writer(true),
+    write: writeChat(true),
     basePath: "/api/v1",
     modelOf: (request) => String(bodyJson(request)["model"]),
     streamOf: (request) => bodyJson(request)["stream"] === true,
