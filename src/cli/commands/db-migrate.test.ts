@@ -80,6 +80,23 @@ describe("verbatim db migrate", () => {
     }
   });
 
+  it("exits 1 on a database written by a newer verbatim, changing nothing", async () => {
+    const fresh = await freshDatabase("sqlite");
+    try {
+      await fresh.database.db
+        .insertInto("verbatim_migrations")
+        .values({ name: "9999-from-the-future", applied_at: new Date().toISOString() })
+        .execute();
+      const io = bufferIO();
+      expect(await main(["db", "migrate", "--db", fresh.locationText], io)).toBe(1);
+      expect(io.err()).toContain("9999-from-the-future");
+      expect(io.err()).toContain("Upgrade verbatim");
+      expect(await appliedMigrations(fresh.database)).toEqual([...names, "9999-from-the-future"]);
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it("exits 1 when PostgreSQL refuses the connection, without the password", async () => {
     const io = bufferIO();
     const code = await main(
