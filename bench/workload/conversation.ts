@@ -64,7 +64,10 @@ function text(random: () => number, length: number): string {
   while (out.length < length) {
     out += (out === "" ? "" : " ") + WORDS[Math.floor(random() * WORDS.length)];
   }
-  return out.slice(0, length);
+  out = out.slice(0, length);
+  // Never end on half of a surrogate pair (an emoji cut in two).
+  const last = out.charCodeAt(out.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? out.slice(0, -1) : out;
 }
 
 function jsonArguments(random: () => number, bytes: number): string {

@@ -1,9 +1,10 @@
 import { isVerbatimError } from "../core/errors.js";
 import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, type Command } from "./command.js";
-import { commands } from "./commands/index.js";
+import { commandEntries, type CommandEntry } from "./commands/index.js";
 import { processIO, type CliIO } from "./io.js";
 
-function helpText(): string {
+async function helpText(): Promise<string> {
+  const commands = await Promise.all(commandEntries.map((entry) => entry.load()));
   const lines = [
     "verbatim: keep LLM agent conversations and trajectories verbatim.",
     "",
@@ -22,24 +23,25 @@ function helpText(): string {
   return lines.join("\n") + "\n";
 }
 
-function findCommand(
+async function findCommand(
   argv: readonly string[],
-): { command: Command; rest: readonly string[] } | undefined {
-  let best: Command | undefined;
-  for (const command of commands) {
-    const matches = command.words.every((word, index) => argv[index] === word);
-    if (matches && (best === undefined || command.words.length > best.words.length)) best = command;
+): Promise<{ command: Command; rest: readonly string[] } | undefined> {
+  let best: CommandEntry | undefined;
+  for (const entry of commandEntries) {
+    const matches = entry.words.every((word, index) => argv[index] === word);
+    if (matches && (best === undefined || entry.words.length > best.words.length)) best = entry;
   }
-  return best === undefined ? undefined : { command: best, rest: argv.slice(best.words.length) };
+  if (best === undefined) return undefined;
+  return { command: await best.load(), rest: argv.slice(best.words.length) };
 }
 
 /** Runs the `verbatim` command line; returns the exit code. Never throws. */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
-    io.stdout(helpText());
+    io.stdout(await helpText());
     return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
   }
-  const found = findCommand(argv);
+  const found = await findCommand(argv);
   if (found === undefined) {
     io.stderr(`verbatim: unknown command "${argv.join(" ")}". Run verbatim --help for the list.\n`);
     return EXIT_USAGE;
