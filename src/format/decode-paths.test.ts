@@ -31,18 +31,22 @@ const insertions = [
   '"formatVersion" : 1,',
 ];
 
+const MEMBER_LINE = /^ *"(?:[^"\\]|\\.)*" : /;
+
+/** Applies one mutation at an eligible line (an object's opening line, or a member line). */
 function mutate(text: string, position: number, mutation: number): string {
   const lines = text.split("\n");
-  const at = position % lines.length;
+  const inserting = mutation < insertions.length;
+  const eligible: number[] = [];
+  lines.forEach((line, index) => {
+    if (inserting ? line.endsWith("{") : MEMBER_LINE.test(line)) eligible.push(index);
+  });
+  const at = eligible[position % Math.max(1, eligible.length)];
+  if (at === undefined) return text;
   const line = lines[at] ?? "";
-  if (mutation < insertions.length) {
-    if (!line.endsWith("{")) return text;
-    lines.splice(at + 1, 0, insertions[mutation] ?? "");
-  } else {
-    // Repeat a member: the same key twice in one object.
-    if (!/^ *"(?:[^"\\]|\\.)*" : /.test(line)) return text;
-    lines.splice(at, 0, line.endsWith(",") ? line : `${line},`);
-  }
+  if (inserting) lines.splice(at + 1, 0, insertions[mutation] ?? "");
+  // Repeat a member: the same key twice in one object.
+  else lines.splice(at, 0, line.endsWith(",") ? line : `${line},`);
   return lines.join("\n");
 }
 
