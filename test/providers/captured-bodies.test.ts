@@ -1,7 +1,8 @@
 /**
- * The parsers read real provider response bodies: the captured streams and JSON bodies of
- * test/fixtures/providers/ (test/fixtures/providers/SOURCES.md says where each came from),
- * fed to the SSE decoder in pieces of 5 bytes so UTF-8 sequences and lines are split.
+ * The parsers read provider response bodies: the streams and JSON bodies of
+ * test/fixtures/providers/, fed to the SSE decoder in pieces of 5 bytes so UTF-8 sequences and
+ * lines are split. Most are captured real bodies; a few are still the providers' documented
+ * examples (test/fixtures/providers/SOURCES.md says which, and where each came from).
  */
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
@@ -74,21 +75,56 @@ describe("captured provider bodies", () => {
   });
 
   it("A23 Anthropic thinking goes to the panel and the signed material, never into the history", () => {
+    // A real stream: its data lines carry padding spaces before the closing brace.
     const result = parseStream("anthropic", "anthropic/thinking-stream.sse");
-    expect(result.message.content).toEqual([{ type: "text", text: "27 * 453 = 12,231" }]);
-    expect(result.panel[0]).toEqual({
-      kind: "thinking",
-      text: "Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3",
-    });
-    expect(result.signed.leading).toEqual([
-      {
-        type: "thinking",
-        thinking:
-          "Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3",
-        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...",
-      },
-    ]);
+    const thinking =
+      "I'm working through the Euclidean algorithm to find the GCD of 1071 and 462, applying successive division until I reach a remainder of zero, which gives me 21 as the greatest common divisor.";
+    expect(result.message.content).toHaveLength(1);
+    const text = result.message.content[0] as { type: string; text: string };
+    expect(text.type).toBe("text");
+    expect(text.text.startsWith("# Finding GCD(1071, 462) Using the Euclidean Algorithm\n\n")).toBe(
+      true,
+    );
+    expect(text.text.endsWith("- 462 = 21 × 22 ✓")).toBe(true);
+    expect(result.panel[0]).toEqual({ kind: "thinking", text: thinking });
+    expect(result.signed.leading).toHaveLength(1);
+    expect(result.signed.leading[0]).toMatchObject({ type: "thinking", thinking });
+    expect((result.signed.leading[0] as { signature: string }).signature).toMatch(
+      /^EsECCokBCBAY.*GAE=$/,
+    );
     expect(JSON.stringify(result.message)).not.toContain("signature");
+    expect(result.usage).toEqual({
+      input: 47,
+      output: 373,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.model).toBe("claude-sonnet-5");
+  });
+
+  it("A7 Anthropic cached stream: cache reads and writes from the cumulative message_delta, server tool blocks kept for the turn", () => {
+    const result = parseStream("anthropic", "anthropic/cache-stream.sse");
+    expect(result.message.content).toEqual([
+      { type: "text", text: "The sum of the squares of the numbers 1 through 12 is **650**." },
+    ]);
+    expect(result.usage).toEqual({
+      input: 6,
+      output: 198,
+      cacheRead: 6289,
+      cacheWrite: 3337,
+      webSearchRequests: 0,
+    });
+    expect(result.signed.leading.map((block) => (block as { type: string }).type)).toEqual([
+      "server_tool_use",
+      "bash_code_execution_tool_result",
+      "server_tool_use",
+      "bash_code_execution_tool_result",
+    ]);
+    expect(result.signed.leading[0]).toMatchObject({
+      input: { command: 'for n in $(seq 1 12); do echo "$n: $((n*n))"; done' },
+    });
+    expect(result.stopReason).toBe("end");
   });
 
   it("A23 Anthropic web search: results enter the history as text, the encrypted blocks stay in the turn", () => {
@@ -144,17 +180,41 @@ describe("captured provider bodies", () => {
     expect(result.stopReason).toBe("tool_use");
   });
 
-  it("OpenAI Chat JSON completion", () => {
+  it("OpenAI Chat JSON completion: \\u escapes decoded, usage", () => {
     const result = parseResponse(
       "openai-chat",
       fixture("openai-chat/completion.json").toString("utf8"),
       "m",
     );
-    expect(result.message.content).toEqual([
-      { type: "text", text: "Hello! How can I assist you today?" },
-    ]);
-    expect(result.usage.input).toBe(19);
-    expect(result.usage.output).toBe(10);
+    expect(result.message.content).toHaveLength(1);
+    const text = (result.message.content[0] as { text: string }).text;
+    expect(text.startsWith("**Holiday Name:** Galaxy Day  \n\n")).toBe(true);
+    expect(text).toContain("vast darkness\u2014mirroring");
+    expect(result.usage).toEqual({
+      input: 16,
+      output: 363,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.model).toBe("gpt-4.1-nano-2025-04-14");
+    expect(result.responseId).toBe("chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU");
+    expect(result.stopReason).toBe("end");
+  });
+
+  it("OpenAI Chat stream from Azure: the opening chunk with empty id, model and choices is no id", () => {
+    const result = parseStream("openai-chat", "openai-chat/azure-stream.sse");
+    expect(result.message.content).toEqual([{ type: "text", text: "Capital of Denmark." }]);
+    expect(result.responseId).toBe("chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt");
+    expect(result.model).toBe("gpt-5-nano-2025-08-07");
+    expect(result.usage).toEqual({
+      input: 15,
+      output: 78,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.stopReason).toBe("end");
   });
 
   it("OpenAI Responses stream and JSON", () => {
@@ -181,36 +241,126 @@ describe("captured provider bodies", () => {
     expect(whole.stopReason).toBe("tool_use");
   });
 
-  it("A7 Gemini stream (CRLF framing): output counts thoughts, text joined", () => {
-    const result = parseStream("gemini", "gemini/stream.sse");
+  it("OpenAI Responses tool stream: arguments joined from their deltas, usage from response.completed", () => {
+    const result = parseStream("openai-responses", "openai-responses/tool-stream.sse");
     expect(result.message.content).toEqual([
-      { type: "text", text: "The sky is blue because of Rayleigh scattering." },
+      {
+        type: "toolCall",
+        id: "call_2FQdm3Br7Qb35YUBSkDR7kue",
+        name: "get_weather",
+        arguments: '{"city":"Beijing"}',
+      },
     ]);
     expect(result.usage).toEqual({
-      input: 9,
-      output: 1034,
+      input: 45,
+      output: 25,
       cacheRead: 0,
       cacheWrite: 0,
       webSearchRequests: 0,
     });
+    expect(result.stopReason).toBe("tool_use");
+    expect(result.model).toBe("gpt-5.1-2025-11-13");
   });
 
-  it("A23 Gemini function call: arguments from args, the thought signature kept for the turn", () => {
+  it("A23 OpenAI Responses JSON with encrypted reasoning: the summary goes to the panel, the item to the signed material", () => {
     const result = parseResponse(
-      "gemini",
-      fixture("gemini/function-call.json").toString("utf8"),
+      "openai-responses",
+      fixture("openai-responses/reasoning.json").toString("utf8"),
       "m",
     );
+    expect(result.message.content).toEqual([
+      { type: "text", text: "12 + 7 = 19\n19 × 3 = 57\n57 × 10 = 570\n\nFinal result: 570" },
+    ]);
+    expect(result.panel[0]).toMatchObject({ kind: "thinking" });
+    expect(
+      (result.panel[0] as { text: string }).text.startsWith("**Reporting final result**"),
+    ).toBe(true);
+    expect(result.signed.leading).toHaveLength(1);
+    expect(result.signed.leading[0]).toMatchObject({
+      id: "rs_0f35ed53160b395301693cc95817ac8190b978637daea4987e",
+      type: "reasoning",
+    });
+    expect(JSON.stringify(result.message)).not.toContain("gAAAAA");
+    expect(result.usage).toEqual({
+      input: 865,
+      output: 163,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.stopReason).toBe("end");
+  });
+
+  it("A7 A23 Gemini stream (CRLF framing): output counts thoughts, text joined, the signed empty closing part kept for the turn", () => {
+    const result = parseStream("gemini", "gemini/stream.sse");
+    expect(result.message.content).toEqual([
+      { type: "text", text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y' },
+    ]);
+    expect(result.usage).toEqual({
+      input: 9,
+      output: 208,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.signed.trailing).toHaveLength(1);
+    expect(result.signed.trailing[0]).toMatchObject({ text: "" });
+    expect((result.signed.trailing[0] as { thoughtSignature: string }).thoughtSignature).toMatch(
+      /^EqsFCqgFAb4\+.*cow=$/,
+    );
+    expect(JSON.stringify(result.message)).not.toContain("thoughtSignature");
+    expect(result.model).toBe("gemini-3-pro-preview");
+    expect(result.stopReason).toBe("end");
+  });
+
+  it("A23 Gemini function call without an id: arguments from args, a stable id, the thought signature kept for the turn", () => {
+    const body = fixture("gemini/function-call.json").toString("utf8");
+    const result = parseResponse("gemini", body, "m");
     const call = result.message.content[0];
     expect(call).toMatchObject({
       type: "toolCall",
-      name: "schedule_meeting",
-      arguments:
-        '{"attendees":["Bob","Alice"],"date":"2025-03-27","time":"10:00","topic":"Q3 planning"}',
+      name: "weather",
+      arguments: '{"location":"San Francisco"}',
     });
+    expect((call as { id: string }).id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(parseResponse("gemini", body, "m").message).toEqual(result.message);
     expect(result.signed.blockSignatures).toEqual([
-      { block: 0, signature: "CiwBVKhc7nKBU8cYOnP2wPWFq3b1cPLbnE9Nt5JC9jfjaVUQQYzDwdLLwBKX" },
+      {
+        block: 0,
+        signature:
+          "Eqo+Cqc+Ab4+9vtgONaaz6qwy6WXdp7gCd2w0X+Wz2gaBgY0Gv6A12JKo0y5vQwf9YQFyhMbKr1E9m17VT6HXd7jXzjaGYaE",
+      },
     ]);
+    expect(result.usage).toEqual({
+      input: 29,
+      output: 1816,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(result.stopReason).toBe("tool_use");
+  });
+
+  it("A23 Gemini streamed function call: signed call, then an empty text part; the id is the same however the bytes are split", () => {
+    const result = parseStream("gemini", "gemini/tool-stream.sse");
+    expect(result.message.content).toHaveLength(1);
+    expect(result.message.content[0]).toMatchObject({
+      type: "toolCall",
+      name: "weather",
+      arguments: '{"location":"San Francisco"}',
+    });
+    expect(result.signed.blockSignatures).toHaveLength(1);
+    expect(result.signed.trailing).toEqual([]);
+    expect(result.usage.output).toBe(15 + 804);
+    expect(result.stopReason).toBe("tool_use");
+  });
+
+  it("A7 Gemini cached usage: cachedContentTokenCount is a cache read taken out of the input", () => {
+    const result = parseResponse(
+      "gemini",
+      fixture("gemini/cached-usage.json").toString("utf8"),
+      "m",
+    );
     expect(result.usage).toEqual({
       input: 56,
       output: 130,
@@ -239,9 +389,13 @@ describe("captured provider bodies", () => {
     const streams: [ProviderId, string][] = [
       ["anthropic", "anthropic/tool-stream.sse"],
       ["anthropic", "anthropic/thinking-stream.sse"],
+      ["anthropic", "anthropic/cache-stream.sse"],
       ["openai-chat", "openai-chat/tool-stream.sse"],
+      ["openai-chat", "openai-chat/azure-stream.sse"],
       ["openai-responses", "openai-responses/stream.sse"],
+      ["openai-responses", "openai-responses/tool-stream.sse"],
       ["gemini", "gemini/stream.sse"],
+      ["gemini", "gemini/tool-stream.sse"],
       ["openrouter", "openrouter/stream.sse"],
     ];
     for (const [provider, path] of streams) {

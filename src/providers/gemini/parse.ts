@@ -7,6 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { VerbatimError } from "../../core/errors.js";
+import { sha256Hex } from "../../core/hash.js";
 import type { JsonValue } from "../../core/strict-json.js";
 import type { Usage } from "../../pricing/types.js";
 import type { RoundResult, StopReason, StreamEvent, StreamParser } from "../types.js";
@@ -82,7 +83,8 @@ export class GeminiStreamParser implements StreamParser {
         `Gemini error: ${stringOf(member(error, "message")) ?? "unknown"}`,
       );
     }
-    builder.responseId ??= stringOf(member(data, "responseId"));
+    const responseId = stringOf(member(data, "responseId"));
+    if (responseId !== undefined && responseId !== "") builder.responseId ??= responseId;
     const version = stringOf(member(data, "modelVersion"));
     if (version !== undefined && version !== "") builder.model = version;
     const candidate = arrayOf(member(data, "candidates"))[0];
@@ -124,9 +126,9 @@ export class GeminiStreamParser implements StreamParser {
       return;
     }
     if (call !== undefined) {
-      const key = `${this.calls++}`;
-      const id =
-        stringOf(member(call, "id")) ?? `call_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
+      const ordinal = this.calls++;
+      const key = `${ordinal}`;
+      const id = stringOf(member(call, "id")) ?? this.callId(ordinal);
       builder.toolCallStart(
         key,
         id,
@@ -142,6 +144,21 @@ export class GeminiStreamParser implements StreamParser {
         builder.addTrailing(part);
       }
     }
+  }
+
+  /**
+   * A `functionCall` may come without an `id` (captured gemini-3-pro-preview responses have
+   * none): the id is then derived from the response id and the call's position, so the same
+   * bytes always give the same history however the stream was split. Without a response id
+   * it is random.
+   */
+  private callId(ordinal: number): string {
+    const responseId = this.builder.responseId;
+    const seed =
+      responseId === undefined || responseId === ""
+        ? randomUUID()
+        : sha256Hex(`gemini-call:${responseId}:${ordinal}`);
+    return `call_${seed.replaceAll("-", "").slice(0, 24)}`;
   }
 
   whole(response: JsonValue): RoundResult {

@@ -93,7 +93,10 @@ export class ChatStreamParser implements StreamParser {
   }
 
   private header(chunk: JsonValue): void {
-    this.builder.responseId ??= stringOf(member(chunk, "id"));
+    // Azure OpenAI opens its streams with a chunk whose `id` and `model` are "" (and whose
+    // `choices` are empty, carrying `prompt_filter_results`): an empty id is no id.
+    const id = stringOf(member(chunk, "id"));
+    if (id !== undefined && id !== "") this.builder.responseId ??= id;
     const model = stringOf(member(chunk, "model"));
     if (model !== undefined && model !== "") this.builder.model = model;
   }

@@ -1,7 +1,7 @@
 /**
  * A local Anthropic Messages server (POST /v1/messages). Event order and fields follow the
- * captured stream test/fixtures/providers/anthropic/tool-stream.sse and Anthropic's streaming
- * documentation: message_start (usage with cache counts), ping, per block
+ * captured streams test/fixtures/providers/anthropic/*-stream.sse: message_start (usage with
+ * cache counts), ping, per block
  * content_block_start/_delta/_stop (thinking_delta + signature_delta, text_delta,
  * input_json_delta starting with an empty partial_json), message_delta (stop_reason and
  * cumulative usage), message_stop.

@@ -1,10 +1,10 @@
 /**
  * A local Gemini server (POST /v1beta/models/{model}:generateContent and
  * :streamGenerateContent?alt=sse). Chunks follow the captured bodies under
- * test/fixtures/providers/gemini/ (the API reference's examples): each SSE event is one
+ * test/fixtures/providers/gemini/ (gemini-3-pro-preview streams): each SSE event is one
  * GenerateContentResponse with new parts, events separated by CRLF CRLF; thought parts carry
- * `thought: true`; the first function call part carries the `thoughtSignature`; the last chunk
- * has `finishReason` and the full `usageMetadata`.
+ * `thought: true`; function calls come without an `id`, the first one carrying the
+ * `thoughtSignature`; the last chunk has `finishReason` and the full `usageMetadata`.
  */
 import { pieces, startProviderServer, type ProviderServer, type ScriptedRound } from "./harness.js";
 

@@ -1,7 +1,7 @@
 /**
  * A local OpenAI Chat Completions server (POST /v1/chat/completions), and the OpenRouter
- * variant. Chunks follow the captured bodies under test/fixtures/providers/openai-chat/ and
- * openrouter/ (the API reference's streaming examples): a first chunk with the role, content
+ * variant. Chunks follow the bodies under test/fixtures/providers/openai-chat/ and openrouter/
+ * (captured and documented ones, see SOURCES.md there): a first chunk with the role, content
  * deltas, a tool call's first chunk with id, type and name and then argument pieces, a chunk
  * with the finish_reason, a usage chunk with empty choices, `data: [DONE]`. OpenRouter adds
  * `: OPENROUTER PROCESSING` comments, `provider`, `reasoning` / `reasoning_details` and

@@ -1,6 +1,7 @@
 /**
- * A local OpenAI Responses server (POST /v1/responses). Events follow the captured stream
- * test/fixtures/providers/openai-responses/stream.sse (the API reference's streaming events):
+ * A local OpenAI Responses server (POST /v1/responses). Events follow the streams under
+ * test/fixtures/providers/openai-responses/ (a captured tool-call stream, the API reference's
+ * text example):
  * response.created, response.in_progress, per output item output_item.added, the deltas
  * (reasoning_summary_text, output_text, function_call_arguments), output_item.done with the
  * whole item, and response.completed with the whole response and its usage.
