@@ -313,6 +313,31 @@ describe("captured provider bodies", () => {
     expect(result.stopReason).toBe("end");
   });
 
+  it("A23 Gemini JSON text: the thought signature on the text part is kept for the turn", () => {
+    const result = parseResponse("gemini", fixture("gemini/text.json").toString("utf8"), "m");
+    expect(result.message.content).toEqual([
+      {
+        type: "text",
+        text: "There are **3** r's in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.",
+      },
+    ]);
+    expect(result.signed.blockSignatures).toEqual([
+      {
+        block: 0,
+        signature:
+          "EtoFCtcFAb4+9vtfe4MXRxQjw48U1WKrR/7lYsgFkVi/bepqsSPjY0VU7HEzkeCBIfy1fu5t9aUZ4IZ65aWagqbBrV45fc97olcg",
+      },
+    ]);
+    expect(result.signed.trailing).toEqual([]);
+    expect(result.usage).toEqual({
+      input: 9,
+      output: 28 + 244,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+  });
+
   it("A23 Gemini function call without an id: arguments from args, a stable id, the thought signature kept for the turn", () => {
     const body = fixture("gemini/function-call.json").toString("utf8");
     const result = parseResponse("gemini", body, "m");

@@ -4,7 +4,9 @@
  * test/fixtures/providers/gemini/ (gemini-3-pro-preview streams): each SSE event is one
  * GenerateContentResponse with new parts, events separated by CRLF CRLF; thought parts carry
  * `thought: true`; function calls come without an `id`, the first one carrying the
- * `thoughtSignature`; the last chunk has `finishReason` and the full `usageMetadata`.
+ * `thoughtSignature`; the closing chunk has an empty text part (carrying the signature after
+ * a text answer; a JSON body has it on the text part), `finishReason` and the full
+ * `usageMetadata`.
  */
 import { pieces, startProviderServer, type ProviderServer, type ScriptedRound } from "./harness.js";
 
@@ -17,11 +19,12 @@ export function writeGemini(round: ScriptedRound, stream: boolean, model: string
     for (const piece of pieces(round.thinking, 8)) chunks.push([{ text: piece, thought: true }]);
   const texts = pieces(round.text ?? "", 4);
   const calls = round.toolCalls ?? [];
+  const textSignature = `Cs0BAdHtim${turn}text`;
   texts.forEach((piece, index) => {
-    const last = index === texts.length - 1 && calls.length === 0;
-    chunks.push([
-      last ? { text: piece, thoughtSignature: `Cs0BAdHtim${turn}text` } : { text: piece },
-    ]);
+    // A JSON body carries the signature on the (last) text part; a stream sends it on an empty
+    // text part of its own in the closing chunk, as the captured gemini-3 bodies do.
+    const last = index === texts.length - 1 && calls.length === 0 && !stream;
+    chunks.push([last ? { text: piece, thoughtSignature: textSignature } : { text: piece }]);
   });
   if (calls.length > 0) {
     chunks.push(
@@ -33,6 +36,12 @@ export function writeGemini(round: ScriptedRound, stream: boolean, model: string
         return part;
       }),
     );
+  }
+  if (stream && (texts.length > 0 || calls.length > 0)) {
+    // The closing chunk of a captured stream: an empty text part (signed after text).
+    chunks.push([
+      calls.length === 0 ? { text: "", thoughtSignature: textSignature } : { text: "" },
+    ]);
   }
   if (chunks.length === 0) chunks.push([{ text: "" }]);
   const finalUsage = {
