@@ -33,7 +33,8 @@ export const storeCodes = defineCodes([
   {
     code: "store_row_invalid",
     httpStatus: 500,
-    meaning: "A stored row does not have the shape verbatim writes: it was changed outside verbatim.",
+    meaning:
+      "A stored row does not have the shape verbatim writes: it was changed outside verbatim.",
     remedy: "Restore the row from a backup; the message names the table and the row.",
   },
 ]);
