@@ -217,7 +217,7 @@ describe("captured provider bodies", () => {
     expect(result.stopReason).toBe("end");
   });
 
-  it("OpenAI Responses stream and JSON", () => {
+  it("OpenAI Responses text streams (the API reference's events, and Azure OpenAI's with content filters)", () => {
     const streamed = parseStream("openai-responses", "openai-responses/stream.sse");
     expect(streamed.message.content).toEqual([{ type: "text", text: "Hi there!" }]);
     expect(streamed.usage).toEqual({
@@ -227,18 +227,51 @@ describe("captured provider bodies", () => {
       cacheWrite: 0,
       webSearchRequests: 0,
     });
+    const azure = parseStream("openai-responses", "openai-responses/azure-text-stream.sse");
+    expect(azure.message.content).toEqual([{ type: "text", text: "Hello" }]);
+    expect(azure.usage).toEqual({
+      input: 11,
+      output: 11,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
+    expect(azure.responseId).toBe("resp_02ce8deeb6197db200698c5196e9588197a572bbea62d38cd1");
+    expect(azure.stopReason).toBe("end");
+  });
+
+  it("A23 OpenAI Responses JSON function call after a reasoning item: the call in the history, the item kept for the turn", () => {
     const whole = parseResponse(
       "openai-responses",
-      fixture("openai-responses/response.json").toString("utf8"),
+      fixture("openai-responses/function-call.json").toString("utf8"),
       "m",
     );
-    expect(whole.message.content[1]).toEqual({
-      type: "toolCall",
-      id: "call_12345xyz",
-      name: "get_weather",
-      arguments: '{"location":"Paris, France"}',
+    expect(whole.message.content).toEqual([
+      {
+        type: "toolCall",
+        id: "call_2mhz5FtwkZnzXQkTOMtYZpZH",
+        name: "semantic_scholar_search",
+        arguments: '{"query":"machine learning","limit":10,"offset":0,"year":0}',
+      },
+    ]);
+    expect(whole.signed.leading).toEqual([
+      {
+        id: "rs_08c7eac45286fefb006a5f41bc7b8881a3a8cc432451e96393",
+        type: "reasoning",
+        content: [],
+        encrypted_content: "[redacted]",
+        summary: [],
+      },
+    ]);
+    expect(whole.usage).toEqual({
+      input: 114,
+      output: 88,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
     });
     expect(whole.stopReason).toBe("tool_use");
+    expect(whole.model).toBe("o3-2025-04-16");
   });
 
   it("OpenAI Responses tool stream: arguments joined from their deltas, usage from response.completed", () => {
@@ -419,6 +452,7 @@ describe("captured provider bodies", () => {
       ["openai-chat", "openai-chat/azure-stream.sse"],
       ["openai-responses", "openai-responses/stream.sse"],
       ["openai-responses", "openai-responses/tool-stream.sse"],
+      ["openai-responses", "openai-responses/azure-text-stream.sse"],
       ["gemini", "gemini/stream.sse"],
       ["gemini", "gemini/tool-stream.sse"],
       ["openrouter", "openrouter/stream.sse"],
