@@ -6,6 +6,7 @@ import { safeParseStrictJson } from "../core/strict-json.js";
 import type { StoreDatabase } from "../store/database.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
 import { handleError, sendError } from "./errors.js";
+import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { registerCallerRoutes } from "./routes/caller.js";
@@ -77,6 +78,23 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
+  });
+  // Handlers keep running when their client hangs up: close() waits for every one of them.
+  const work = new InFlightWork();
+  app.addHook("onRoute", (route) => {
+    const handler = route.handler;
+    route.handler = async function (this: FastifyInstance, request, reply) {
+      work.start();
+      try {
+        return await handler.call(this, request, reply);
+      } finally {
+        work.end();
+      }
+    };
+  });
+  app.addHook("onClose", async (instance) => {
+    if (work.running > 0) instance.log.info({ running: work.running }, "waiting for handlers");
+    await work.idle();
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);

@@ -104,7 +104,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       generatedToken,
       close: () => {
         closing ??= (async () => {
+          // Stops accepting, waits for every handler, then drops connections left open by
+          // clients that never closed them (nothing runs on them any more).
           await running.close();
+          running.server.closeAllConnections();
           await database.close();
         })();
         return closing;

@@ -58,7 +58,7 @@ export const serve: Command = {
     io.stdout(
       [
         `verbatim server listening on ${server.url}`,
-        `console page: ${server.url}/`,
+        `console page: ${server.url}/#token=${encodeURIComponent(server.operatorToken)}`,
         `database: ${location.dialect} ${where}`,
         `operator token${server.generatedToken ? " (generated; set VERBATIM_OPERATOR_TOKEN to choose one)" : " (from VERBATIM_OPERATOR_TOKEN)"}:`,
         server.operatorToken,
@@ -70,6 +70,8 @@ export const serve: Command = {
     await server.close();
     logger.info("stopped");
     logger.flush();
+    // Nothing of the server is left; a client's lingering socket must not keep the process.
+    setTimeout(() => process.exit(process.exitCode ?? EXIT_OK), 2000).unref();
     return EXIT_OK;
   },
 };

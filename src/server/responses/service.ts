@@ -108,20 +108,44 @@ export class ResponsesService {
       },
     });
     const metadata = body.metadata ?? {};
-    const stored = await this.store.appendMessages(subject, {
-      previousMessageId: previousId,
-      conversationMetadata: {},
-      messages: [
-        ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
-        {
-          role: "assistant" as const,
-          content: [],
-          status: "in_progress" as const,
-          metadata,
-          gateway: { model: body.model, provider },
-        },
-      ],
-    });
+    // The upstream request starts while the inputs and the in_progress answer are written (one
+    // durable commit off the critical path); its events are read only once they are stored,
+    // and it is aborted when the write fails.
+    const abort = new AbortController();
+    const events = streamRound(
+      { provider, model: body.model, body: rendered.body, stream: true },
+      {
+        apiKey: upstream.apiKey,
+        ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
+        env: {},
+        timeoutMs: this.upstream.timeoutMs,
+        maxRetries: this.upstream.maxRetries,
+        signal: abort.signal,
+      },
+    );
+    const first = events.next();
+    first.catch(() => undefined);
+    let stored: GatewayMessage[];
+    try {
+      stored = await this.store.appendMessages(subject, {
+        previousMessageId: previousId,
+        conversationMetadata: {},
+        messages: [
+          ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
+          {
+            role: "assistant" as const,
+            content: [],
+            status: "in_progress" as const,
+            metadata,
+            gateway: { model: body.model, provider },
+          },
+        ],
+      });
+    } catch (error) {
+      abort.abort();
+      await first.catch(() => undefined);
+      throw error;
+    }
     const output = stored[stored.length - 1];
     if (output === undefined) throw new Error("append returned no message");
     const facts: ResponseFacts = {
@@ -133,24 +157,12 @@ export class ResponsesService {
     sink?.begin(responseObject(output, facts));
     let result: RoundResult;
     try {
-      const events = streamRound(
-        { provider, model: body.model, body: rendered.body, stream: true },
-        {
-          apiKey: upstream.apiKey,
-          ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
-          env: {},
-          timeoutMs: this.upstream.timeoutMs,
-          maxRetries: this.upstream.maxRetries,
-        },
-      );
-      for (;;) {
-        const next = await events.next();
-        if (next.done === true) {
-          result = next.value;
-          break;
-        }
+      let next = await first;
+      while (next.done !== true) {
         if (stream) sink.event(next.value);
+        next = await events.next();
       }
+      result = next.value;
     } catch (error) {
       const failure = upstreamError(error);
       await this.store.finishMessage(subject, output.id, {

@@ -1,0 +1,331 @@
+// The HTTP server under load (docs/server.md): requests/s, p50 and p99 of the console routes
+// and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
+// upstream measured alone in the same run (the server's overhead = its p50 − the upstream's).
+// Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick]
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import pg from "pg";
+import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { createApiKey } from "../../src/server/api-keys.js";
+import { openDatabase } from "../../src/store/database.js";
+import type { DatabaseLocation } from "../../src/store/location.js";
+import { migrateDatabase } from "../../src/store/migrate.js";
+
+const { values } = parseArgs({
+  options: {
+    "pg-url": { type: "string" },
+    "no-pg": { type: "boolean", default: false },
+    quick: { type: "boolean", default: false },
+  },
+});
+const pgUrl =
+  values["pg-url"] ?? process.env["VERBATIM_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
+const DURATION = values.quick === true ? 3 : 8;
+const CONNECTIONS = 4;
+const root = new URL("../../", import.meta.url).pathname;
+
+function child(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ process: ChildProcess; firstLine: string; out: () => string }> {
+  const process_ = spawn(globalThis.process.execPath, args, {
+    cwd: root,
+    env: { ...globalThis.process.env, VERBATIM_LOG_LEVEL: "error", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    process_.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const lines = out.split("\n");
+      if (args.includes("serve") ? lines.length > 5 : lines.length > 1) {
+        resolve({ process: process_, firstLine: lines[0] ?? "", out: () => out });
+      }
+    });
+    process_.on("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code}: ${out}`)));
+  });
+}
+
+async function stop(process_: ChildProcess): Promise<void> {
+  if (process_.exitCode !== null || process_.signalCode !== null) {
+    throw new Error(`a child process ended early (${process_.exitCode ?? process_.signalCode})`);
+  }
+  process_.removeAllListeners("exit");
+  const exited = new Promise((resolve) => process_.once("exit", resolve));
+  process_.kill("SIGTERM");
+  await exited;
+}
+
+interface Row {
+  readonly database: string;
+  readonly what: string;
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+}
+
+async function load(
+  url: string,
+  options: {
+    method?: "GET" | "POST";
+    headers?: Record<string, string>;
+    body?: string;
+    connections?: number;
+  },
+): Promise<{ requestsPerSecond: number; p50: number; p99: number; errors: number }> {
+  const result = await autocannon({
+    url,
+    connections: options.connections ?? CONNECTIONS,
+    duration: DURATION,
+    method: options.method ?? "GET",
+    ...(options.headers === undefined ? {} : { headers: options.headers }),
+    ...(options.body === undefined ? {} : { body: options.body }),
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+/** Seeds a migrated database: an API key, a 40-message conversation with tool calls, a job. */
+async function seed(location: DatabaseLocation) {
+  const database = await openDatabase(location);
+  try {
+    await migrateDatabase(database);
+    const subject = "bench-subject";
+    const { key } = await createApiKey(database, subject);
+    const store = new GatewayMessageStore(database);
+    let previous: string | null = null;
+    let conversationId = "";
+    for (let turn = 0; turn < 10; turn++) {
+      const messages = await store.appendMessages(subject, {
+        previousMessageId: previous,
+        messages: [
+          {
+            role: "user",
+            content: [{ type: "text", text: `Question ${turn}: ${"context ".repeat(40)}` }],
+          },
+          {
+            role: "assistant",
+            content: [
+              {
+                type: "toolCall",
+                id: `toolu_${turn}`,
+                name: "search",
+                arguments: `{"q":"${turn}"}`,
+              },
+            ],
+          },
+          {
+            role: "tool",
+            content: [
+              {
+                type: "toolResult",
+                callID: `toolu_${turn}`,
+                toolName: "search",
+                isError: false,
+                content: "result ".repeat(60),
+              },
+            ],
+          },
+          {
+            role: "assistant",
+            content: [{ type: "text", text: `Answer ${turn}. ${"detail ".repeat(50)}` }],
+          },
+        ],
+      });
+      previous = messages[messages.length - 1]?.id ?? null;
+      conversationId = messages[0]?.conversationId ?? conversationId;
+    }
+    const jobs = new BackgroundAgentJobs(database);
+    const job = await jobs.createJob(subject, { conversationId, retryBudget: 0 });
+    await jobs.startAttempt(subject, job.id);
+    for (let turn = 0; turn < 3; turn++) {
+      const started = await jobs.startTurn(subject, job.id, [
+        { item_key: `client:${turn}`, item: { type: "user_message", text: `Step ${turn}` } },
+      ]);
+      await jobs.appendItems(
+        subject,
+        started.turn.id,
+        Array.from({ length: 10 }, (_, index) => ({
+          item_key: `agent:${turn}:${index}`,
+          item: {
+            type: "agent_message",
+            text: `Working on step ${turn}, part ${index}. ${"note ".repeat(30)}`,
+          },
+        })),
+      );
+    }
+    // Baseline: one durable commit (a one-message append), the unit a response pays twice.
+    const commits: number[] = [];
+    for (let index = 0; index < 60; index++) {
+      const started = performance.now();
+      await store.appendMessages(subject, {
+        previousMessageId: null,
+        messages: [{ role: "user", content: [{ type: "text", text: "baseline" }] }],
+      });
+      commits.push(performance.now() - started);
+    }
+    commits.sort((a, b) => a - b);
+    const commitP50 = commits[Math.floor(commits.length / 2)] ?? 0;
+    return { key, conversationId, jobId: job.id, commitP50 };
+  } finally {
+    await database.close();
+  }
+}
+
+const rows: Row[] = [];
+const commitBaselines: string[] = [];
+const log = (text: string) => process.stderr.write(`[bench/server] ${text}\n`);
+const upstream = await child(["bin/run-ts.js", "bench/server/upstream.ts"]);
+const upstreamUrl = upstream.firstLine.trim();
+log(`upstream at ${upstreamUrl}`);
+const upstreamBody = JSON.stringify({
+  model: "claude-bench",
+  max_tokens: 4096,
+  stream: true,
+  messages: [{ role: "user", content: [{ type: "text", text: "What is the answer?" }] }],
+});
+const alone = await load(`${upstreamUrl}/v1/messages`, {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
+  body: upstreamBody,
+});
+rows.push({ database: "-", what: "upstream alone: POST /v1/messages (stream)", ...alone });
+const aloneSingle = await load(`${upstreamUrl}/v1/messages`, {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
+  body: upstreamBody,
+  connections: 1,
+});
+rows.push({ database: "-", what: "upstream alone, 1 connection", ...aloneSingle });
+
+const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-server-"));
+const targets: {
+  name: string;
+  location: DatabaseLocation;
+  text: string;
+  cleanup: () => Promise<void>;
+}[] = [
+  {
+    name: "SQLite",
+    location: { dialect: "sqlite", path: join(folder, "bench.sqlite") },
+    text: join(folder, "bench.sqlite"),
+    cleanup: async () => undefined,
+  },
+];
+if (values["no-pg"] !== true) {
+  const schema = `verbatim_bench_server_${process.pid}`;
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const separator = pgUrl.includes("?") ? "&" : "?";
+  targets.push({
+    name: "PostgreSQL",
+    location: { dialect: "postgres", url: pgUrl, schema },
+    text: `${pgUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    cleanup: async () => {
+      const client = new pg.Client({ connectionString: pgUrl });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  });
+}
+
+try {
+  for (const target of targets) {
+    log(`${target.name}: seeding`);
+    const seeded = await seed(target.location);
+    log(`${target.name}: starting the server`);
+    const server = await child(["bin/verbatim.js", "serve", "--db", target.text, "--port", "0"], {
+      VERBATIM_OPERATOR_TOKEN: "vop_bench",
+      VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
+      ANTHROPIC_API_KEY: "sk-ant-bench",
+      ANTHROPIC_BASE_URL: upstreamUrl,
+      VERBATIM_LOG_LEVEL: process.env["VERBATIM_LOG_LEVEL"] ?? "error",
+    });
+    const url = /listening on (\S+)/.exec(server.firstLine)?.[1] ?? "";
+    const operator = { authorization: "Bearer vop_bench" };
+    const caller = { authorization: `Bearer ${seeded.key}`, "content-type": "application/json" };
+    const runs: [string, string, Parameters<typeof load>[1]][] = [
+      ["GET /healthz", `${url}/healthz`, {}],
+      [
+        "GET /ai-gateway/conversations/:id/messages (stored, 40 messages)",
+        `${url}/ai-gateway/conversations/${seeded.conversationId}/messages`,
+        { headers: operator },
+      ],
+      [
+        "GET /ai-gateway/conversations/:id/messages (model-visible)",
+        `${url}/ai-gateway/conversations/${seeded.conversationId}/messages?view=model-visible`,
+        { headers: operator },
+      ],
+      [
+        "GET /background-agent-jobs/:id (chatml, 3 turns, 33 items)",
+        `${url}/background-agent-jobs/${seeded.jobId}?view=chatml`,
+        { headers: operator },
+      ],
+      [
+        "POST /v1/responses, 1 connection",
+        `${url}/v1/responses`,
+        {
+          method: "POST",
+          headers: caller,
+          body: JSON.stringify({ model: "claude-bench", input: "What is the answer?" }),
+          connections: 1,
+        },
+      ],
+      [
+        "POST /v1/responses (new conversation, 2 messages stored)",
+        `${url}/v1/responses`,
+        {
+          method: "POST",
+          headers: caller,
+          body: JSON.stringify({ model: "claude-bench", input: "What is the answer?" }),
+        },
+      ],
+    ];
+    commitBaselines.push(`${target.name}: ${seeded.commitP50.toFixed(2)} ms`);
+    for (const [what, target_, options] of runs) {
+      log(`${target.name}: ${what}`);
+      rows.push({ database: target.name, what, ...(await load(target_, options)) });
+    }
+    log(`${target.name}: stopping the server`);
+    await stop(server.process);
+  }
+} finally {
+  log("stopping the upstream");
+  await stop(upstream.process);
+  for (const target of targets) await target.cleanup();
+  rmSync(folder, { recursive: true, force: true });
+}
+
+const upstreamP50 = alone.p50;
+const aloneOne =
+  rows.find((row) => row.what.startsWith("upstream alone, 1 connection"))?.p50 ?? upstreamP50;
+process.stdout.write(
+  `\n${cpus().length} cores, load average ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(" ")}; autocannon, ${CONNECTIONS} connections, ${DURATION} s per row\n\n`,
+);
+process.stdout.write(
+  "| database | route | req/s | p50 ms | p99 ms | errors | p50 over the upstream alone |\n",
+);
+process.stdout.write("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+for (const row of rows) {
+  const over = row.what.startsWith("POST /v1/responses")
+    ? `+${(row.p50 - upstreamP50).toFixed(1)} ms`
+    : "";
+  process.stdout.write(
+    `| ${row.database} | ${row.what} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${over} |\n`,
+  );
+}
