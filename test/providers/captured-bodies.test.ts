@@ -128,30 +128,52 @@ describe("captured provider bodies", () => {
   });
 
   it("A23 Anthropic web search: results enter the history as text, the encrypted blocks stay in the turn", () => {
+    // A real response with two searches, the second finding nothing, and cited text blocks.
     const result = parseResponse(
       "anthropic",
       fixture("anthropic/web-search.json").toString("utf8"),
       "m",
     );
-    expect(result.message.content).toEqual([
-      { type: "text", text: "I'll search for when Claude Shannon was born." },
+    const texts = result.message.content.map((block) => (block as { text: string }).text);
+    expect(result.message.content.every((block) => block.type === "text")).toBe(true);
+    expect(texts).toHaveLength(10);
+    expect(texts[0]?.split("\n")).toHaveLength(11);
+    expect(
+      texts[0]?.startsWith(
+        "[Web search: tech news today September 26 2024]\n- Latest News - Apple Developer <https://developer.apple.com/news/>\n",
+      ),
+    ).toBe(true);
+    expect(texts[1]).toBe(
+      "Let me search for more specific tech news from today (September 26, 2024).",
+    );
+    expect(texts[2]).toBe('[Web search: "September 26 2024" tech news breaking]\n(no results)');
+    expect(texts[4]).toBe(
+      "Caroline Ellison, Sam Bankman-Fried's right-hand woman in the FTX kerfuffle, has been sentenced to two years in prison for her part in the fuffling and ordered to pay $11 billion in restitution.",
+    );
+    expect(result.panel.filter((part) => part.kind === "webSearch")).toEqual([
+      expect.objectContaining({ query: "tech news today September 26 2024" }),
       {
-        type: "text",
-        text: "[Web search: claude shannon birth date]\n- Claude Shannon - Wikipedia <https://en.wikipedia.org/wiki/Claude_Shannon>",
+        kind: "webSearch",
+        query: '"September 26 2024" tech news breaking',
+        results: "(no results)",
       },
-      { type: "text", text: "Claude Shannon was born on April 30, 1916, in Petoskey, Michigan" },
     ]);
-    expect(result.panel[1]).toEqual({
-      kind: "webSearch",
-      query: "claude shannon birth date",
-      results: "- Claude Shannon - Wikipedia <https://en.wikipedia.org/wiki/Claude_Shannon>",
-    });
     expect(result.signed.leading.map((block) => (block as { type: string }).type)).toEqual([
+      "server_tool_use",
+      "web_search_tool_result",
       "server_tool_use",
       "web_search_tool_result",
     ]);
     expect(JSON.stringify(result.message)).not.toContain("encrypted");
-    expect(result.usage.webSearchRequests).toBe(1);
+    expect(JSON.stringify(result.message)).not.toContain("EuAdCioICBgC");
+    expect(result.usage).toEqual({
+      input: 27118,
+      output: 600,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 2,
+    });
+    expect(result.stopReason).toBe("end");
   });
 
   it("A7 OpenAI Chat stream: input = prompt_tokens minus cached_tokens", () => {

@@ -62,6 +62,8 @@ function searchResultsText(content: JsonValue | undefined): string {
   }
   const error = stringOf(member(content, "error_code"));
   if (error !== undefined) lines.push(`(search failed: ${error})`);
+  // A search can find nothing: Anthropic then sends `"content": []`.
+  else if (Array.isArray(content) && lines.length === 0) lines.push("(no results)");
   return lines.join("\n");
 }
 
