@@ -189,17 +189,31 @@ describe("captured provider bodies", () => {
     expect(result.stopReason).toBe("end");
   });
 
-  it("OpenAI Chat tool stream: arguments joined from their pieces", () => {
+  it("OpenAI Chat tool stream: two parallel calls, each call's arguments joined from their pieces", () => {
     const result = parseStream("openai-chat", "openai-chat/tool-stream.sse");
     expect(result.message.content).toEqual([
       {
         type: "toolCall",
-        id: "call_DdmO9pD3xa9XTPNJ32zg2hcA",
-        name: "get_weather",
-        arguments: '{"location":"Paris, France"}',
+        id: "call_lQnnsesjFMWMQ5IeWPHzR4th",
+        name: "GetWeatherArgs",
+        arguments: '{"city": "Edinburgh", "country": "UK", "units": "c"}',
+      },
+      {
+        type: "toolCall",
+        id: "call_2xjOUgaCdiwAcl9ZBL9LyMUU",
+        name: "get_stock_price",
+        arguments: '{"ticker": "AAPL", "exchange": "NASDAQ"}',
       },
     ]);
+    expect(result.usage).toEqual({
+      input: 149,
+      output: 60,
+      cacheRead: 0,
+      cacheWrite: 0,
+      webSearchRequests: 0,
+    });
     expect(result.stopReason).toBe("tool_use");
+    expect(result.model).toBe("gpt-4o-2024-08-06");
   });
 
   it("OpenAI Chat JSON completion: \\u escapes decoded, usage", () => {
