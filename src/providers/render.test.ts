@@ -120,6 +120,11 @@ describe("renderers", () => {
     const chat = render("openai-chat", [user("a")], { options: { ...options, cache } });
     expect(chat.body).toContain('"prompt_cache_key":"conv-1"');
     expect(chat.warnings.map((warning) => warning.code)).toEqual(["cache_option_ignored"]);
+    // The breakpoint hint that the conversation always passes is not worth a warning.
+    const hinted = render("openai-chat", [user("a")], {
+      options: { ...options, cache: { previousMessageCount: 1 } },
+    });
+    expect(hinted.warnings).toEqual([]);
     expect(
       render("openai-responses", [user("a")], {
         options: { ...options, cache: { promptCacheKey: "k" } },

@@ -50,11 +50,11 @@ export function renderChat(
         where: "options.cache.promptCacheKey",
       });
     }
-  } else if (cache.ttl !== undefined || cache.previousMessageCount !== undefined) {
+  } else if (cache.ttl !== undefined) {
     warnings.push({
       code: "cache_option_ignored",
-      message: "OpenAI caches prefixes itself; cache breakpoints and TTLs are not sent",
-      where: "options.cache",
+      message: "OpenAI caches prefixes itself; a cache TTL is not sent",
+      where: "options.cache.ttl",
     });
   }
   const stream = options.stream ?? true;

@@ -88,11 +88,11 @@ export function renderResponses(input: RenderInput): RenderedRequest {
     if (parts.length > 0) items.push({ type: "message", role: "user", content: parts });
   }
   const cache = options.cache ?? {};
-  if (cache.ttl !== undefined || cache.previousMessageCount !== undefined) {
+  if (cache.ttl !== undefined) {
     warnings.push({
       code: "cache_option_ignored",
-      message: "OpenAI caches prefixes itself; cache breakpoints and TTLs are not sent",
-      where: "options.cache",
+      message: "OpenAI caches prefixes itself; a cache TTL is not sent",
+      where: "options.cache.ttl",
     });
   }
   const tools = options.tools;
