@@ -1,0 +1,22 @@
+/**
+ * verbatim/server: the HTTP server (docs/server.md): console routes, the Responses API, job
+ * routes, the console page; `startServer` is what `verbatim serve` runs.
+ */
+export { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app.js";
+export type { ServerOptions } from "./app.js";
+export { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "./serve.js";
+export type { RunningServer, StartServerOptions } from "./serve.js";
+export { createApiKey, revokeApiKey, subjectOfApiKey } from "./api-keys.js";
+export type { CreatedApiKey } from "./api-keys.js";
+export {
+  DEFAULT_MODEL_ROUTES,
+  NO_UPSTREAM,
+  parseModelRoutes,
+  resolveUpstream,
+  upstreamConfigFromEnv,
+} from "./upstream/config.js";
+export type { ModelRoute, UpstreamConfig, UpstreamProvider } from "./upstream/config.js";
+export { openApiDocument } from "./openapi.js";
+export { errorReplySchema } from "./errors.js";
+export type { ErrorReply } from "./errors.js";
+export type { RateLimitOptions } from "./rate-limit.js";
