@@ -29,13 +29,45 @@ function describeIssuePath(part: string, path: readonly PropertyKey[]): string {
   return where;
 }
 
+interface PlainIssue {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+/**
+ * The most specific problem of an issue: for a value that matches no branch of a union, the
+ * problem of the branch it got furthest into, with the full path.
+ */
+function specificIssue(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = []): PlainIssue {
+  const path = [...base, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    // The branch the value got furthest into (the deepest problem), then the fewest problems.
+    let best: { issue: PlainIssue; count: number } | undefined;
+    for (const branch of issue.errors) {
+      const first = branch[0];
+      if (first === undefined) continue;
+      const candidate = { issue: specificIssue(first, path), count: branch.length };
+      if (
+        best === undefined ||
+        candidate.issue.path.length > best.issue.path.length ||
+        (candidate.issue.path.length === best.issue.path.length && candidate.count < best.count)
+      ) {
+        best = candidate;
+      }
+    }
+    if (best !== undefined) return best.issue;
+  }
+  return { path, message: issue.message };
+}
+
 export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (!isZodType(schema)) throw new Error("route schemas must be zod schemas");
   const part = httpPart ?? "body";
   return (data: unknown) => {
     const result = schema.safeParse(data);
     if (result.success) return { value: result.data };
-    const issue = result.error.issues[0];
+    const first = result.error.issues[0];
+    const issue = first === undefined ? undefined : specificIssue(first);
     const where = describeIssuePath(part, issue?.path ?? []);
     const more =
       result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : "";
@@ -43,10 +75,10 @@ export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, h
       where,
       hint: "Fix the request as the route's schema in docs/openapi.json describes; nothing was written",
       details: {
-        issues: result.error.issues.slice(0, 20).map((one) => ({
-          where: describeIssuePath(part, one.path),
-          message: one.message,
-        })),
+        issues: result.error.issues.slice(0, 20).map((one) => {
+          const specific = specificIssue(one);
+          return { where: describeIssuePath(part, specific.path), message: specific.message };
+        }),
       },
     });
     return { error: new RequestValidationError(error) };

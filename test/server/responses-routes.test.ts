@@ -47,7 +47,11 @@ describeEachDialect("Responses API routes", (getDatabase) => {
     const before = await countRows();
     const cases: [unknown, string][] = [
       [{ model: "claude-test" }, "body.input"],
-      [{ model: "claude-test", input: [{ role: "user", content: 5 }] }, "body.input"],
+      [{ model: "claude-test", input: [{ role: "user", content: 5 }] }, "body.input[0].content"],
+      [
+        { model: "claude-test", input: [{ role: "system", content: "be brief" }] },
+        "body.input[0].role",
+      ],
       [{ model: "claude-test", input: "hi", metadata: { items: ["a"] } }, "body.metadata.items"],
       [
         {

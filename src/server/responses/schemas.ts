@@ -16,7 +16,10 @@ export const outputTextPartSchema = z.object({
 
 export const inputMessageSchema = z.object({
   type: z.literal("message").optional(),
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant"], {
+    error:
+      'a message\'s role is "user" or "assistant"; send system or developer text as instructions',
+  }),
   content: z.union([
     text,
     z.array(z.discriminatedUnion("type", [inputTextPartSchema, outputTextPartSchema])).min(1),
