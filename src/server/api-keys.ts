@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { VerbatimError } from "../core/errors.js";
 import { sha256Hex } from "../core/hash.js";
-import type { StoreDatabase } from "../store/database.js";
+import type { StoreDatabase } from "../store/index.js";
 
 /**
  * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its

@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from "@fastify/swagger";
 import { VerbatimError } from "../core/errors.js";
 import { safeParseStrictJson } from "../core/strict-json.js";
-import type { StoreDatabase } from "../store/database.js";
+import type { StoreDatabase } from "../store/index.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
 import { handleError, sendError } from "./errors.js";
 import { InFlightWork } from "./in-flight.js";

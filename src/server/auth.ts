@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "../core/errors.js";
-import type { StoreDatabase } from "../store/database.js";
+import type { StoreDatabase } from "../store/index.js";
 import { subjectOfApiKey } from "./api-keys.js";
 import { sendError } from "./errors.js";
 import type { RateLimiter } from "./rate-limit.js";

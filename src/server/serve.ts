@@ -3,9 +3,13 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import { openDatabase, type StoreDatabase } from "../store/database.js";
-import { parseDatabaseLocation, type DatabaseLocation } from "../store/location.js";
-import { migrateDatabase } from "../store/migrate.js";
+import {
+  openDatabase,
+  type StoreDatabase,
+  parseDatabaseLocation,
+  type DatabaseLocation,
+  migrateDatabase,
+} from "../store/index.js";
 import { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { upstreamConfigFromEnv } from "./upstream/config.js";

@@ -1,14 +1,15 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { VerbatimError } from "../../core/errors.js";
-import type { GatewayMessageStore } from "../../gateway/message-store.js";
-import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
 import type { ChatMLMessage } from "../../history/chatml.js";
-import type { StoreDatabase } from "../../store/database.js";
-import { projectGatewayMessagesToChatML } from "../../trajectory/gateway-projection.js";
-import { modelVisibleTrajectory } from "../../trajectory/model-visible.js";
-import { fitPageToLimit } from "../../trajectory/paging.js";
-import type { ProjectedMessages } from "../../trajectory/trajectory.js";
+import type { StoreDatabase } from "../../store/index.js";
+import {
+  projectGatewayMessagesToChatML,
+  modelVisibleTrajectory,
+  fitPageToLimit,
+  type ProjectedMessages,
+} from "../../trajectory/index.js";
 import { errorReplySchema } from "../errors.js";
 import {
   decodeCursor,

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { VerbatimError } from "../../core/errors.js";
-import type { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
-import type { StoreDatabase } from "../../store/database.js";
-import { projectTrajectoryToChatML } from "../../trajectory/chatml-projection.js";
-import { modelVisibleTrajectory } from "../../trajectory/model-visible.js";
-import { fitPageToLimit } from "../../trajectory/paging.js";
-import type { StoredTurnItem } from "../../trajectory/row.js";
+import type { BackgroundAgentJobs } from "../../gateway/index.js";
+import type { StoreDatabase } from "../../store/index.js";
+import {
+  projectTrajectoryToChatML,
+  modelVisibleTrajectory,
+  fitPageToLimit,
+  type StoredTurnItem,
+} from "../../trajectory/index.js";
 import { errorReplySchema } from "../errors.js";
 import {
   jobReply,

@@ -1,4 +1,4 @@
-import type { StoreDatabase } from "../../store/database.js";
+import type { StoreDatabase } from "../../store/index.js";
 
 /**
  * Operator reads across subjects (console routes only): the stores are scoped to one subject

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { GatewayMessage } from "../../gateway/index.js";
 
 /** A row of ai_gateway_messages as the console shows it (B3 column names). */
 export const storedMessageSchema = z.object({

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { JsonValue } from "../../core/strict-json.js";
-import type { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
-import type { GatewayMessageStore } from "../../gateway/message-store.js";
-import type { StoredTurnItem } from "../../trajectory/row.js";
+import type { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/index.js";
+import type { StoredTurnItem } from "../../trajectory/index.js";
 import { errorReplySchema } from "../errors.js";
 import { metadataSchema } from "../responses/schemas.js";
 import {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { BackgroundAgentJob, JobTurn, WakeEvent } from "../../gateway/jobs/job-types.js";
+import type { BackgroundAgentJob, JobTurn, WakeEvent } from "../../gateway/index.js";
 
 /** Jobs, turns, items and wake events as the HTTP API shows them (snake_case, B7 names). */
 export const jobReplySchema = z.object({

@@ -1,7 +1,7 @@
 import { VerbatimError } from "../../core/errors.js";
 import { toolCallArgumentText, toolResultText } from "../../history/blocks.js";
 import type { Block, Message } from "../../history/message.js";
-import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { GatewayMessage } from "../../gateway/index.js";
 import type { Usage } from "../../pricing/types.js";
 import type { CreateResponseBody, InputItem, ResponseItem, ResponseObject } from "./schemas.js";
 

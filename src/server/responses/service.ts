@@ -1,10 +1,13 @@
 import { isVerbatimError, VerbatimError } from "../../core/errors.js";
-import type { GatewayMessageStore } from "../../gateway/message-store.js";
-import type { GatewayMessage } from "../../gateway/message-types.js";
+import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
 import type { Message } from "../../history/message.js";
-import { renderRequest } from "../../providers/render.js";
-import { streamRound } from "../../providers/transport.js";
-import type { RoundResult, StreamEvent, ToolDefinition } from "../../providers/types.js";
+import {
+  renderRequest,
+  streamRound,
+  type RoundResult,
+  type StreamEvent,
+  type ToolDefinition,
+} from "../../providers/index.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import {
   callsOf,

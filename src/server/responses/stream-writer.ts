@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import type { StreamEvent } from "../../providers/types.js";
+import type { StreamEvent } from "../../providers/index.js";
 import { errorReply, toVerbatimError } from "../errors.js";
 import { functionCallItemId } from "./convert.js";
 import type { ResponseObject } from "./schemas.js";

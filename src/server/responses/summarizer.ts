@@ -1,6 +1,5 @@
-import type { Summarizer, SummaryRequest, SummaryResult } from "../../gateway/summarizer.js";
-import { renderRequest } from "../../providers/render.js";
-import { sendRound } from "../../providers/transport.js";
+import type { Summarizer, SummaryRequest, SummaryResult } from "../../gateway/index.js";
+import { renderRequest, sendRound } from "../../providers/index.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { modelVisibleHistory } from "./model-context.js";
 

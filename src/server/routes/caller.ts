@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../gateway/message-store.js";
+import { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/index.js";
 import { registerJobCallerRoutes } from "../jobs/caller-routes.js";
-import type { StoreDatabase } from "../../store/database.js";
+import type { StoreDatabase } from "../../store/index.js";
 import { ResponsesService } from "../responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
 import { registerCompressRoute } from "./compress.js";

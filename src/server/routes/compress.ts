@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { VerbatimError } from "../../core/errors.js";
-import { compressContext } from "../../gateway/compression.js";
-import type { GatewayMessageStore } from "../../gateway/message-store.js";
+import { compressContext, type GatewayMessageStore } from "../../gateway/index.js";
 import { errorReplySchema } from "../errors.js";
 import { metadataSchema, responseIdParamsSchema } from "../responses/schemas.js";
 import { providerSummarizer } from "../responses/summarizer.js";

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../gateway/message-store.js";
-import type { StoreDatabase } from "../../store/database.js";
+import { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/index.js";
+import type { StoreDatabase } from "../../store/index.js";
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
 

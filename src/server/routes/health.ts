@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
 import { z } from "zod";
 import { VerbatimError } from "../../core/errors.js";
-import type { StoreDatabase } from "../../store/database.js";
+import type { StoreDatabase } from "../../store/index.js";
 import { errorReplySchema } from "../errors.js";
 
 const healthReplySchema = z.object({

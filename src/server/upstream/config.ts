@@ -1,5 +1,5 @@
 import { VerbatimError } from "../../core/errors.js";
-import { PROVIDER_IDS, type ProviderId } from "../../providers/types.js";
+import { PROVIDER_IDS, type ProviderId } from "../../providers/index.js";
 
 /**
  * Which upstream provider serves which model, and how to reach it. Keys and base URLs come from
