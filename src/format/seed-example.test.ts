@@ -20,16 +20,16 @@ function decodeSeed(): SavedConversation {
 }
 
 describe("the seed's example (A12)", () => {
-  it("A12 is the block printed in the specification, byte for byte", () => {
-    const seed = readFileSync(
-      new URL("../../../shared/seeds/000_7b05b146ee153505.txt", import.meta.url),
-      {
-        encoding: "utf8",
-        flag: "r",
-      },
-    );
-    expect(seed).toContain(seedBytes.toString("utf8").trimEnd());
-  });
+  // The seed sits beside the checkout (../shared), as in development and CI; a copy of the
+  // project without it still checks the checked-in fixture below.
+  const seedFile = new URL("../../../shared/seeds/000_7b05b146ee153505.txt", import.meta.url);
+  it.skipIf(!existsSync(seedFile))(
+    "A12 is the block printed in the specification, byte for byte",
+    () => {
+      const seed = readFileSync(seedFile, "utf8");
+      expect(seed).toContain(seedBytes.toString("utf8").trimEnd());
+    },
+  );
 
   it("A12 A6 decodes with the real decoder to every value it shows", () => {
     const conversation = decodeSeed();
