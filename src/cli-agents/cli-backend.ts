@@ -5,7 +5,7 @@ import type { Item, Usage } from "../format/index.js";
 import type { Message } from "../history/index.js";
 import { type CliProcessResult, runCliProcess } from "./process-runner.js";
 import type { AgentStreamEvent, AgentStreamParser, ItemIdFactory } from "./stream-events.js";
-import { addUsage } from "./usage.js";
+import { addUsage } from "../pricing/index.js";
 
 /** One line of a CLI backend's log: what a host may write to its own log file. */
 export type CliLogEntry =

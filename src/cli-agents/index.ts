@@ -7,4 +7,4 @@ export { CodexStreamParser } from "./codex-stream.js";
 export type { AgentStreamEvent, AgentStreamParser, ItemIdFactory } from "./stream-events.js";
 export { runCliProcess } from "./process-runner.js";
 export type { CliProcessOptions, CliProcessOutcome, CliProcessResult } from "./process-runner.js";
-export { addUsage, usageFromClaude, usageFromCodex } from "./usage.js";
+export { usageFromClaude, usageFromCodex } from "./usage.js";

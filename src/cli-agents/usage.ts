@@ -43,24 +43,3 @@ export function usageFromCodex(usage: Fields, webSearchRequests: number): Usage 
     webSearchRequests,
   };
 }
-
-/** The sum of two usages (a turn's usage added to the conversation's). */
-export function addUsage(a: Usage, b: Usage): Usage {
-  const sum: Usage = {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cacheRead: a.cacheRead + b.cacheRead,
-    cacheWrite: a.cacheWrite + b.cacheWrite,
-    webSearchRequests: a.webSearchRequests + b.webSearchRequests,
-  };
-  const oneHour = (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0);
-  const cost =
-    a.reportedCost === undefined && b.reportedCost === undefined
-      ? undefined
-      : (a.reportedCost ?? 0) + (b.reportedCost ?? 0);
-  return {
-    ...sum,
-    ...(oneHour > 0 ? { cacheWrite1h: oneHour } : {}),
-    ...(cost === undefined ? {} : { reportedCost: cost }),
-  };
-}

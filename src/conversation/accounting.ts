@@ -1,6 +1,7 @@
 import type { Cost, Usage } from "../format/conversation-schema.js";
 import type { CliCost } from "./backend.js";
-import { addCost, addEstimatedDollars, addUsage } from "./cost.js";
+import { addUsage } from "../pricing/index.js";
+import { addCost, addEstimatedDollars } from "./cost.js";
 import type { PriceBook } from "./prices.js";
 import { neverCharged, type ConversationState } from "./state.js";
 import type { GeneratedImage } from "./tools.js";

@@ -1,35 +1,5 @@
-import type { Cost, Usage } from "../format/conversation-schema.js";
-
-/** Adds one request's usage to a running total; optional keys stay absent unless present. */
-export function addUsage(total: Usage, round: Usage): Usage {
-  const sum: {
-    input: number;
-    output: number;
-    cacheRead: number;
-    cacheWrite: number;
-    webSearchRequests: number;
-    cacheWrite1h?: number;
-    reportedCost?: number;
-  } = {
-    input: total.input + round.input,
-    output: total.output + round.output,
-    cacheRead: total.cacheRead + round.cacheRead,
-    cacheWrite: total.cacheWrite + round.cacheWrite,
-    webSearchRequests: total.webSearchRequests + round.webSearchRequests,
-  };
-  if (total.cacheWrite1h !== undefined || round.cacheWrite1h !== undefined) {
-    sum.cacheWrite1h = (total.cacheWrite1h ?? 0) + (round.cacheWrite1h ?? 0);
-  }
-  if (total.reportedCost !== undefined || round.reportedCost !== undefined) {
-    sum.reportedCost = roundDollars((total.reportedCost ?? 0) + (round.reportedCost ?? 0));
-  }
-  return sum;
-}
-
-/** A request's total input: what fills the context (A18). */
-export function totalInput(usage: Usage): number {
-  return usage.input + usage.cacheRead + usage.cacheWrite;
-}
+import type { Cost } from "../format/conversation-schema.js";
+import { roundDollars } from "../pricing/index.js";
 
 /**
  * Combines the conversation's cost so far with one more charge (A8):
@@ -61,9 +31,4 @@ export function addEstimatedDollars(total: Cost, dollars: number, first: boolean
   return total.partial === true
     ? { kind: "estimated", dollars: sum, partial: true }
     : { kind: "estimated", dollars: sum };
-}
-
-/** Dollars to 10 decimal places, so sums of float prices stay stable across saves. */
-export function roundDollars(dollars: number): number {
-  return Math.round(dollars * 1e10) / 1e10;
 }

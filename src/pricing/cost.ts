@@ -101,6 +101,11 @@ export function totalCost(requests: readonly Cost[]): Cost {
   return total ?? { kind: "unknown" };
 }
 
+/** Dollars rounded to 1e-10, so that sums of many requests carry no binary-fraction noise. */
+export function roundDollars(dollars: number): number {
+  return Math.round(dollars * 1e10) / 1e10;
+}
+
 /** Sums two usages (conversation totals). `cacheWrite1h` and `reportedCost` when either has them. */
 export function addUsage(a: Usage, b: Usage): Usage {
   const oneHour =
@@ -110,7 +115,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
   const reported =
     a.reportedCost === undefined && b.reportedCost === undefined
       ? undefined
-      : (a.reportedCost ?? 0) + (b.reportedCost ?? 0);
+      : roundDollars((a.reportedCost ?? 0) + (b.reportedCost ?? 0));
   return {
     input: a.input + b.input,
     output: a.output + b.output,

@@ -7,6 +7,7 @@ export {
   contextWindow,
   imagePrice,
   requestCost,
+  roundDollars,
   tokenPrice,
   totalCost,
   totalInput,
