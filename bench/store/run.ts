@@ -41,7 +41,7 @@ const toolMessages: Message[] = generateConversation({
   turns: Math.max(...LENGTHS) / 4 + SAMPLES + BASELINE_TURNS + 10,
   seed: 1,
   imageEvery: 0,
-}).conversation.history.map(wellFormed);
+}).conversation.history;
 const chatMessages: Message[] = toolMessages.map((message) => {
   const first = message.content.find((block) => block.type === "text");
   return {
@@ -54,33 +54,6 @@ const chatMessages: Message[] = toolMessages.map((message) => {
     ],
   };
 });
-
-/**
- * The workload cuts its texts at a UTF-16 length, which can split an emoji and leave a lone
- * surrogate; the store refuses those (not valid Unicode), so they become U+FFFD here.
- */
-function wellFormed(message: Message): Message {
-  const fix = (text: string) =>
-    text.replace(
-      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
-      "\uFFFD",
-    );
-  return {
-    role: message.role,
-    content: message.content.map((block) => {
-      switch (block.type) {
-        case "text":
-          return { ...block, text: fix(block.text) };
-        case "toolCall":
-          return "arguments" in block ? { ...block, arguments: fix(block.arguments) } : block;
-        case "toolResult":
-          return "content" in block ? { ...block, content: fix(block.content) } : block;
-        default:
-          return block;
-      }
-    }),
-  };
-}
 
 const asInput = (message: Message): AppendMessageInput => ({
   role: message.role,
