@@ -17,7 +17,7 @@ import {
 import { sameInput, snapshotInput, type InputSnapshot } from "./input-snapshot.js";
 import { serialised } from "./lock.js";
 import { emptyDisk, readAgentFolder, type DiskState } from "./read.js";
-import { removeAgentFolder } from "./remove.js";
+import { ignoreMissing, removeAgentFolder } from "./remove.js";
 
 export type PackageKind = "document" | "template" | "designSystem";
 
@@ -411,10 +411,6 @@ class PackageArchive implements ConversationArchive {
     }
     this.disk.temporaries.clear();
   }
-}
-
-function ignoreMissing(error: unknown): void {
-  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }
 
 function asSaveError(error: unknown): unknown {

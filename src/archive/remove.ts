@@ -61,6 +61,7 @@ function ignoreNotEmpty(error: unknown): void {
   if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT") throw error;
 }
 
-function ignoreMissing(error: unknown): void {
+/** For `.catch`: a file that is already gone is not an error. */
+export function ignoreMissing(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }

@@ -2,7 +2,7 @@
  * verbatim/providers: request renderers, response and stream parsers, the HTTP transport and
  * the cache-prefix checker (docs/providers.md).
  */
-export { PROVIDER_IDS } from "./types.js";
+export { PROVIDER_IDS, isProviderId } from "./types.js";
 export type {
   AttachedSignedMaterial,
   CacheOptions,

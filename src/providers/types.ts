@@ -25,6 +25,11 @@ export const PROVIDER_IDS: readonly ProviderId[] = [
   "openrouter",
 ];
 
+/** True when a string names one of the wire formats verbatim speaks. */
+export function isProviderId(text: string): text is ProviderId {
+  return (PROVIDER_IDS as readonly string[]).includes(text);
+}
+
 /** A tool the model may call. `inputSchema` is a JSON Schema object, sent as written. */
 export interface ToolDefinition {
   readonly name: string;

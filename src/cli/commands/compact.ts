@@ -5,7 +5,7 @@ import { defaultPriceBook } from "../../conversation/default-prices.js";
 import { openLiveConversation } from "../../conversation/open.js";
 import { providerBackend } from "../../conversation/provider-backend.js";
 import { VerbatimError } from "../../core/errors.js";
-import { PROVIDER_IDS, type ProviderId } from "../../providers/index.js";
+import { PROVIDER_IDS, isProviderId } from "../../providers/index.js";
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,
@@ -29,10 +29,6 @@ function describePreview(preview: CompactionPreview, provider: string, model: st
     ? "compaction available"
     : `compaction not available (${preview.reason ?? "unknown"})`;
   return `${head}: ${preview.inputTokens} input tokens to send, ${price} (${provider} ${model})\n`;
-}
-
-function isProviderId(value: string): value is ProviderId {
-  return (PROVIDER_IDS as readonly string[]).includes(value);
 }
 
 export const compact: Command = {

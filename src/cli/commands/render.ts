@@ -3,12 +3,7 @@ import { openArchive } from "../../archive/index.js";
 import { VerbatimError } from "../../core/errors.js";
 import { parseStrictJson } from "../../core/strict-json.js";
 import type { Message } from "../../history/message.js";
-import {
-  PROVIDER_IDS,
-  renderRequest,
-  type ProviderId,
-  type ToolDefinition,
-} from "../../providers/index.js";
+import { isProviderId, renderRequest, type ToolDefinition } from "../../providers/index.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "../command.js";
 import { readInputFile, requireFolder } from "../paths.js";
 
@@ -61,7 +56,7 @@ export const render: Command = {
     );
     const provider = values.provider;
     if (provider === undefined) throw usageError(this, "--provider is required");
-    if (!(PROVIDER_IDS as readonly string[]).includes(provider)) {
+    if (!isProviderId(provider)) {
       throw usageError(this, `unknown provider "${provider}"`);
     }
     const folder = await requireFolder(io.cwd, positionals[0] ?? "");
@@ -90,7 +85,7 @@ export const render: Command = {
     ) {
       if (history[index]?.role === "assistant") previousMessageCount = index;
     }
-    const rendered = renderRequest(provider as ProviderId, {
+    const rendered = renderRequest(provider, {
       history,
       images: (sha256) => opened.images.get(sha256),
       options: {

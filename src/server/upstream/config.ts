@@ -1,5 +1,5 @@
 import { VerbatimError } from "../../core/errors.js";
-import { PROVIDER_IDS, type ProviderId } from "../../providers/index.js";
+import { PROVIDER_IDS, isProviderId, type ProviderId } from "../../providers/index.js";
 
 /**
  * Which upstream provider serves which model, and how to reach it. Keys and base URLs come from
@@ -56,10 +56,6 @@ export const DEFAULT_MODEL_ROUTES: readonly ModelRoute[] = [
   { pattern: "gemini*", provider: "gemini" },
   { pattern: "*/*", provider: "openrouter" },
 ];
-
-function isProviderId(text: string): text is ProviderId {
-  return (PROVIDER_IDS as readonly string[]).includes(text);
-}
 
 /** Reads `pattern=provider,pattern=provider` (VERBATIM_MODEL_PROVIDERS). */
 export function parseModelRoutes(text: string): ModelRoute[] {
