@@ -1,5 +1,5 @@
 import type { Cost } from "../format/conversation-schema.js";
-import { roundDollars } from "../pricing/index.js";
+import { accumulateCost, roundDollars } from "../pricing/index.js";
 
 /**
  * Combines the conversation's cost so far with one more charge (A8):
@@ -8,17 +8,7 @@ import { roundDollars } from "../pricing/index.js";
  * `first` says the conversation had no charge before (its cost reads `unknown` then).
  */
 export function addCost(total: Cost, charge: Cost, first: boolean): Cost {
-  if (first) return charge;
-  if (charge.kind === "notBilled") return total;
-  if (total.kind === "notBilled") return charge;
-  if (total.kind === "unknown" || charge.kind === "unknown") return { kind: "unknown" };
-  const dollars = roundDollars(total.dollars + charge.dollars);
-  if (total.kind === "reported" && charge.kind === "reported") return { kind: "reported", dollars };
-  const partial =
-    total.kind !== charge.kind ||
-    (total.kind === "estimated" && total.partial === true) ||
-    (charge.kind === "estimated" && charge.partial === true);
-  return partial ? { kind: "estimated", dollars, partial: true } : { kind: "estimated", dollars };
+  return first ? charge : accumulateCost(total, charge);
 }
 
 /** Adds dollars priced from the table (generated images, A8) to a total, keeping its kind. */

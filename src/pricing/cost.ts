@@ -84,7 +84,7 @@ export function accumulateCost(total: Cost | undefined, request: Cost): Cost {
   if (total.kind === "unknown" || request.kind === "unknown") return { kind: "unknown" };
   if (request.kind === "notBilled") return total;
   if (total.kind === "notBilled") return request;
-  const dollars = total.dollars + request.dollars;
+  const dollars = roundDollars(total.dollars + request.dollars);
   if (total.kind === "reported" && request.kind === "reported")
     return { kind: "reported", dollars };
   const partial =
