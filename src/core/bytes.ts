@@ -22,8 +22,19 @@ export function utf8DecodeLenient(bytes: Uint8Array): string {
   return lenientDecoder.decode(bytes);
 }
 
+/** `String.prototype.isWellFormed` (ES2024, native in Node.js 20), when the runtime has it. */
+const nativeIsWellFormed = (
+  String.prototype as { isWellFormed?: (this: string) => boolean }
+).isWellFormed;
+
 /** True when a JS string has no lone surrogate, so UTF-8 can hold it exactly. */
 export function isWellFormedText(text: string): boolean {
+  if (nativeIsWellFormed !== undefined) return nativeIsWellFormed.call(text);
+  return scanIsWellFormed(text);
+}
+
+/** The same check written out, for runtimes without `isWellFormed` (and to test it against). */
+export function scanIsWellFormed(text: string): boolean {
   for (let index = 0; index < text.length; index++) {
     const unit = text.charCodeAt(index);
     if (unit >= 0xd800 && unit <= 0xdbff) {

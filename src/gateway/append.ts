@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { VerbatimError } from "../core/errors.js";
-import type { Role } from "../history/message.js";
+import type { Block, Role } from "../history/message.js";
 import type { StoreDatabase } from "../store/database.js";
 import { isUniqueViolation } from "../store/errors.js";
 import {
@@ -23,17 +23,27 @@ import {
   type IdempotentResult,
 } from "./idempotency.js";
 import { newId } from "./ids.js";
-import type { CallerMetadata, GatewayMessageStatus, GatewayMessageType } from "./message-types.js";
+import type {
+  CallerMetadata,
+  GatewayMessageMetadata,
+  GatewayMessageStatus,
+  GatewayMessageType,
+} from "./message-types.js";
 import { inTransaction } from "../store/transaction.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
 
-/** One validated message ready to store (content and metadata already JSON text). */
+/**
+ * One validated message ready to store: content and metadata as the JSON text written, and as
+ * the values they hold (returned to the caller without parsing the text again).
+ */
 export interface PreparedMessage {
   readonly type: GatewayMessageType;
   readonly role: Role;
   readonly status: GatewayMessageStatus;
   readonly content: string;
+  readonly blocks: readonly Block[];
   readonly metadata: string;
+  readonly metadataValue: GatewayMessageMetadata;
   /** A summary starts its own model-visible context (B6). */
   readonly startsContext: boolean;
 }

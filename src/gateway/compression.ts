@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { VerbatimError } from "../core/errors.js";
 import { isWellFormedText } from "../core/bytes.js";
-import type { Message } from "../history/message.js";
+import type { Block, Message } from "../history/message.js";
 import type {
   CallerMetadata,
   CompressionFacts,
@@ -106,12 +106,8 @@ export async function compressContext(
     ),
     compression,
   };
-  const content = serializeContent(
-    [{ type: "text", text: written.text }],
-    "user",
-    store.limits,
-    "summary",
-  );
+  const blocks: Block[] = [{ type: "text", text: written.text }];
+  const content = serializeContent(blocks, "user", store.limits, "summary");
   const [summary] = await store.runAppend(
     {
       subjectUid: subject,
@@ -123,7 +119,9 @@ export async function compressContext(
           role: "user",
           status: "completed",
           content,
+          blocks,
           metadata: JSON.stringify({ caller: metadata, gateway: facts }),
+          metadataValue: { caller: metadata, gateway: facts },
           startsContext: true,
         },
       ],

@@ -31,6 +31,7 @@ import {
   conversationFromRow,
   messageFromChainRow,
   messageFromRow,
+  messageFromWrittenRow,
   parseStoredMetadata,
 } from "./rows.js";
 import {
@@ -159,15 +160,18 @@ export class GatewayMessageStore {
           { where: `${where}.status`, hint: "Append the messages after it once it is finished" },
         );
       }
+      const metadataValue = {
+        caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
+        gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),
+      };
       const prepared: PreparedMessage = {
         type: message.type,
         role: message.role,
         status: message.status ?? "completed",
         content: serializeContent(message.content, message.role, this.limits, `${where}.content`),
-        metadata: JSON.stringify({
-          caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
-          gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),
-        }),
+        blocks: message.content,
+        metadata: JSON.stringify(metadataValue),
+        metadataValue,
         startsContext: false,
       };
       return prepared;
@@ -210,7 +214,13 @@ export class GatewayMessageStore {
             },
           }),
     });
-    if (!outcome.replayed) return outcome.rows.map(messageFromRow);
+    if (!outcome.replayed) {
+      return outcome.rows.map((row, index) => {
+        const prepared = plan.messages[index];
+        if (prepared === undefined) throw new Error("append stored more rows than messages");
+        return messageFromWrittenRow(row, prepared);
+      });
+    }
     const rows = await findMessageRows(
       this.database.db,
       plan.subjectUid,

@@ -10,6 +10,7 @@ import {
   type GatewayConversation,
   type GatewayFacts,
   type GatewayMessage,
+  type GatewayMessageMetadata,
   type GatewayMessageStatus,
   type GatewayMessageType,
 } from "./message-types.js";
@@ -89,6 +90,30 @@ export function messageFromChainRow(
     status: row.status as GatewayMessageStatus,
     content: content.data as Block[],
     metadata: parseStoredMetadata(row, row.metadata),
+    depth: row.depth,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * A row this process has just written, from the values it was written from: the same message
+ * a read returns, without parsing the JSON text back.
+ */
+export function messageFromWrittenRow(
+  row: MessageRow,
+  written: { readonly blocks: readonly Block[]; readonly metadataValue: GatewayMessageMetadata },
+): GatewayMessage {
+  return {
+    id: row.id,
+    subjectUid: row.subject_uid,
+    conversationId: row.conversation_id,
+    previousMessageId: row.previous_message_id,
+    type: row.type as GatewayMessageType,
+    role: row.role as Role,
+    status: row.status as GatewayMessageStatus,
+    content: written.blocks,
+    metadata: written.metadataValue,
     depth: row.depth,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
