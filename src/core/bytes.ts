@@ -23,9 +23,8 @@ export function utf8DecodeLenient(bytes: Uint8Array): string {
 }
 
 /** `String.prototype.isWellFormed` (ES2024, native in Node.js 20), when the runtime has it. */
-const nativeIsWellFormed = (
-  String.prototype as { isWellFormed?: (this: string) => boolean }
-).isWellFormed;
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean })
+  .isWellFormed;
 
 /** True when a JS string has no lone surrogate, so UTF-8 can hold it exactly. */
 export function isWellFormedText(text: string): boolean {

@@ -120,6 +120,59 @@ describeEachDialect("gateway chains", (getDatabase) => {
     expect(all).toHaveLength(7);
   });
 
+  it("B4 a context read returns every message exactly as a read of that message alone", async () => {
+    const subject = uniqueName("subject");
+    let clock = Date.UTC(2026, 10, 30, 12);
+    const timed = new GatewayMessageStore(getDatabase(), { now: () => new Date((clock += 1000)) });
+    const base = await timed.appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "u1"), say("assistant", "a1"), say("user", "u2")],
+    });
+    const fork = await timed.appendMessages(subject, {
+      previousMessageId: base[1]?.id ?? "",
+      messages: [say("user", "u2 edited")],
+    });
+    const started = await timed.startMessage(subject, {
+      previousMessageId: fork[0]?.id ?? "",
+      message: { role: "assistant", content: [], metadata: { trace: "t" } },
+    });
+    // Finished later than it started: its updatedAt differs from its createdAt.
+    await timed.finishMessage(subject, started.id, {
+      status: "completed",
+      content: [{ type: "toolCall", id: "c1", name: "look", arguments: "{}" }],
+      gateway: { model: "m" },
+    });
+    const tail = await timed.appendMessages(subject, {
+      previousMessageId: started.id,
+      messages: [
+        {
+          role: "tool",
+          content: [
+            { type: "toolResult", callID: "c1", toolName: "look", isError: false, content: "ok" },
+          ],
+        },
+      ],
+    });
+    const context = await timed.readContext(subject, tail[0]?.id ?? "");
+    expect(texts(context.messages.slice(0, 3))).toEqual(["u1", "a1", "u2 edited"]);
+    const alone = await Promise.all(
+      context.messages.map((message) => timed.getMessage(subject, message.id)),
+    );
+    expect(context.messages).toEqual(alone);
+    expect(context.messages.map((message) => message.previousMessageId)).toEqual([
+      null,
+      base[0]?.id,
+      base[1]?.id,
+      fork[0]?.id,
+      started.id,
+    ]);
+    const finished = context.messages[3];
+    expect(finished?.updatedAt).not.toBe(finished?.createdAt);
+    expect(finished?.role).toBe("assistant");
+    expect(context.messages[4]?.role).toBe("tool");
+    expect(await timed.readFullChain(subject, tail[0]?.id ?? "")).toEqual(alone);
+  });
+
   it("B4 concurrent continuations of one anchor both land, as forks", async () => {
     const subject = uniqueName("subject");
     const [root] = await store().appendMessages(subject, {
@@ -235,7 +288,14 @@ describeEachDialect("gateway chains", (getDatabase) => {
       messages: [say("user", "fine")],
     });
     const id = message?.id ?? "";
-    for (const content of ['[{"type":"thinking","text":"x"}]', '{"not":"blocks"}']) {
+    for (const content of [
+      '[{"type":"thinking","text":"x"}]',
+      '{"not":"blocks"}',
+      '[{"type":"toolCall","id":"c","name":"n"}]',
+      '[{"type":"text","text":"x","extra":true}]',
+      // PostgreSQL's json column refuses text that is not JSON; SQLite keeps it.
+      ...(getDatabase().capabilities.dialect === "sqlite" ? ["[{]"] : []),
+    ]) {
       await getDatabase()
         .db.updateTable("ai_gateway_messages")
         .set({ content })
@@ -248,5 +308,23 @@ describeEachDialect("gateway chains", (getDatabase) => {
         code: "store_row_invalid",
       });
     }
+  });
+
+  it("B3 a role changed outside the store is reported when the message is read", async () => {
+    const subject = uniqueName("subject");
+    const [message] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "fine")],
+    });
+    const id = message?.id ?? "";
+    await getDatabase()
+      .db.updateTable("ai_gateway_messages")
+      .set({ role: "assistant" })
+      .where("id", "=", id)
+      .execute();
+    await expect(store().getMessage(subject, id)).rejects.toMatchObject({
+      code: "store_row_invalid",
+      message: expect.stringContaining("role"),
+    });
   });
 });

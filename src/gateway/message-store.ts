@@ -14,6 +14,7 @@ import {
   listContinuationIds,
   listConversationRows,
   readChainRows,
+  type AnchorRow,
 } from "../store/repositories/gateway-messages.js";
 import { inTransaction } from "../store/transaction.js";
 import { appendChain, type AppendPlan, type PreparedMessage } from "./append.js";
@@ -26,6 +27,7 @@ import type {
   GatewayMessage,
   GatewayMessageStatus,
 } from "./message-types.js";
+import { MessageCache } from "./message-cache.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
 import {
   conversationFromRow,
@@ -92,9 +94,17 @@ export interface MessageContext {
 
 export interface GatewayMessageStoreOptions {
   readonly limits?: Partial<GatewayLimits>;
+  /**
+   * Bytes of parsed final messages kept in memory for context reads (default 64 MiB; 0 turns
+   * the cache off). A final message never changes, so the cache is safe with several
+   * processes on one database.
+   */
+  readonly cacheBytes?: number;
   /** The clock (tests). */
   readonly now?: () => Date;
 }
+
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 
 const appendInputSchema = z.strictObject({
   previousMessageId: idSchema.nullable(),
@@ -112,11 +122,18 @@ export class GatewayMessageStore {
   readonly database: StoreDatabase;
   readonly limits: GatewayLimits;
   readonly #now: () => Date;
+  readonly #cache: MessageCache;
 
   constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
     this.database = database;
     this.limits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
     this.#now = options.now ?? (() => new Date());
+    this.#cache = new MessageCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+  }
+
+  /** What the message cache holds now (messages and counted bytes). */
+  cacheStats(): { readonly messages: number; readonly bytes: number } {
+    return { messages: this.#cache.size, bytes: this.#cache.bytes };
   }
 
   now(): string {
@@ -218,7 +235,9 @@ export class GatewayMessageStore {
       return outcome.rows.map((row, index) => {
         const prepared = plan.messages[index];
         if (prepared === undefined) throw new Error("append stored more rows than messages");
-        return messageFromWrittenRow(row, prepared);
+        const message = messageFromWrittenRow(row, prepared);
+        this.#cache.add(message, row.content.length + row.metadata.length);
+        return message;
       });
     }
     const rows = await findMessageRows(
@@ -287,7 +306,12 @@ export class GatewayMessageStore {
         updated_at: this.now(),
       };
       if (!(await finishMessageRow(trx, subject, id, final))) throw messageNotFound(id);
-      return messageFromRow({ ...row, ...final });
+      return { row: { ...row, ...final } };
+    }).then(({ row }) => {
+      // Kept only once committed: a rolled-back finish leaves nothing behind.
+      const message = messageFromRow(row);
+      this.#cache.add(message, row.content.length + row.metadata.length);
+      return message;
     });
   }
 
@@ -316,8 +340,7 @@ export class GatewayMessageStore {
     const id = parseOrThrow(idSchema, anchorId, "anchorId");
     const anchor = await findAnchor(this.database.db, subject, id);
     if (anchor === undefined) throw messageNotFound(id);
-    const rows = await readChainRows(this.database.db, subject, anchor, anchor.context_start_depth);
-    const messages = rows.map((row) => messageFromChainRow(row, subject, anchor.conversation_id));
+    const messages = await this.#readChain(subject, anchor, anchor.context_start_depth);
     const last = messages[messages.length - 1];
     if (last === undefined || last.id !== id) throw messageNotFound(id);
     return { anchor: last, messages };
@@ -329,8 +352,40 @@ export class GatewayMessageStore {
     const id = parseOrThrow(idSchema, anchorId, "anchorId");
     const anchor = await findAnchor(this.database.db, subject, id);
     if (anchor === undefined) throw messageNotFound(id);
-    const rows = await readChainRows(this.database.db, subject, anchor, 0);
-    return rows.map((row) => messageFromChainRow(row, subject, anchor.conversation_id));
+    return this.#readChain(subject, anchor, 0);
+  }
+
+  /**
+   * The chain ending at `anchor` from `fromDepth` on. The newest part comes from the cache as
+   * far back as it holds the chain (following previous ids, which never cross a chain, so never
+   * a subject); the older rest, if any, from one read of the database, whose final messages
+   * are cached for the next read.
+   */
+  async #readChain(
+    subject: string,
+    anchor: AnchorRow,
+    fromDepth: number,
+  ): Promise<GatewayMessage[]> {
+    const newest: GatewayMessage[] = [];
+    let id: string | null = anchor.id;
+    let depth = anchor.depth;
+    while (id !== null && depth >= fromDepth) {
+      const cached = this.#cache.get(id);
+      if (cached === undefined || cached.depth !== depth) break;
+      newest.push(cached);
+      id = cached.previousMessageId;
+      depth--;
+    }
+    newest.reverse();
+    if (depth < fromDepth || id === null) return newest;
+    const end = id === anchor.id ? anchor : await findAnchor(this.database.db, subject, id);
+    if (end === undefined) throw messageNotFound(anchor.id);
+    const older = await readChainRows(this.database.db, subject, end, fromDepth, (row) => {
+      const message = messageFromChainRow(row, subject, anchor.conversation_id);
+      this.#cache.add(message, row.content.length + row.metadata.length);
+      return message;
+    });
+    return newest.length === 0 ? older : [...older, ...newest];
   }
 
   /** Every message of a conversation (all branches), in the order written, paged. */

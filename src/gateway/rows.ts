@@ -1,9 +1,14 @@
 import { z } from "zod";
 import { VerbatimError } from "../core/errors.js";
+import { isBlockList } from "../history/block-check.js";
 import { blockSchema } from "../history/schema.js";
 import type { Block, Role } from "../history/message.js";
 import type { ConversationRow } from "../store/repositories/gateway-conversations.js";
-import type { ChainRow, MessageRow } from "../store/repositories/gateway-messages.js";
+import {
+  EMPTY_METADATA_JSON,
+  type ChainRow,
+  type MessageRow,
+} from "../store/repositories/gateway-messages.js";
 import {
   ROLE_OF_TYPE,
   type CallerMetadata,
@@ -50,24 +55,46 @@ function parseJson(row: { id: string }, column: string, text: string): unknown {
   }
 }
 
-const EMPTY_METADATA_TEXT = JSON.stringify({ caller: {}, gateway: {} });
+/** The metadata of most messages, one frozen object shared by all of them. */
+const EMPTY_METADATA: { caller: CallerMetadata; gateway: GatewayFacts } = Object.freeze({
+  caller: Object.freeze({}),
+  gateway: Object.freeze({}),
+});
 
 export function parseStoredMetadata(
   row: { id: string },
   text: string,
 ): { caller: CallerMetadata; gateway: GatewayFacts } {
   // The most common stored value, read without parsing.
-  if (text === EMPTY_METADATA_TEXT) return { caller: {}, gateway: {} };
+  if (text === EMPTY_METADATA_JSON) return EMPTY_METADATA;
   const metadata = storedMetadataSchema.safeParse(parseJson(row, "metadata", text));
   if (!metadata.success) throw corrupt(row, "metadata", metadata.error);
   return metadata.data;
 }
 
+/**
+ * Stored content: parsed, then checked by the fast structural check, and by the zod schema
+ * only when that check is not sure (which explains the fault, or accepts).
+ */
+function parseStoredContent(row: { id: string }, text: string): Block[] {
+  const value = parseJson(row, "content", text);
+  if (isBlockList(value)) return value;
+  const content = contentSchema.safeParse(value);
+  if (!content.success) throw corrupt(row, "content", content.error);
+  return content.data as Block[];
+}
+
 export function messageFromRow(row: MessageRow): GatewayMessage {
+  if (TYPES.has(row.type) && row.role !== ROLE_OF_TYPE[row.type as GatewayMessageType]) {
+    throw corrupt(row, "role");
+  }
   return messageFromChainRow(row, row.subject_uid, row.conversation_id);
 }
 
-/** A row of a chain read, whose subject and conversation are those of its anchor. */
+/**
+ * A row of a chain read, whose subject and conversation are those of its anchor; the role
+ * follows from the type (a chain read does not load it).
+ */
 export function messageFromChainRow(
   row: ChainRow,
   subjectUid: string,
@@ -77,9 +104,6 @@ export function messageFromChainRow(
   if (!STATUSES.has(row.status)) throw corrupt(row, "status");
   const type = row.type as GatewayMessageType;
   const role: Role = ROLE_OF_TYPE[type];
-  if (row.role !== role) throw corrupt(row, "role");
-  const content = contentSchema.safeParse(parseJson(row, "content", row.content));
-  if (!content.success) throw corrupt(row, "content", content.error);
   return {
     id: row.id,
     subjectUid,
@@ -88,7 +112,7 @@ export function messageFromChainRow(
     type,
     role,
     status: row.status as GatewayMessageStatus,
-    content: content.data as Block[],
+    content: parseStoredContent(row, row.content),
     metadata: parseStoredMetadata(row, row.metadata),
     depth: row.depth,
     createdAt: row.created_at,

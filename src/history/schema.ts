@@ -7,12 +7,14 @@ import type { Message, ToolCallBlock, ToolResultBlock } from "./message.js";
  * of the wrong type is refused. Used wherever messages come in (archive files, HTTP bodies,
  * database rows).
  */
+export const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
+export const MIME_TYPE_PATTERN = /^[a-z]+\/[a-z0-9.+-]+$/;
 export const sha256HexSchema = z
   .string()
-  .regex(/^[0-9a-f]{64}$/, "expected 64 lowercase hex digits (SHA-256)");
+  .regex(SHA256_HEX_PATTERN, "expected 64 lowercase hex digits (SHA-256)");
 export const mimeTypeSchema = z
   .string()
-  .regex(/^[a-z]+\/[a-z0-9.+-]+$/, "expected a MIME type such as image/png");
+  .regex(MIME_TYPE_PATTERN, "expected a MIME type such as image/png");
 const base64 = z.string().regex(BASE64_PATTERN, "expected standard base64 with padding");
 const sha256Hex = sha256HexSchema;
 const mimeType = mimeTypeSchema;

@@ -19,6 +19,13 @@ export interface OpenDatabaseOptions {
   readonly poolSize?: number;
 }
 
+/**
+ * SQL text that starts with this comment returns each row as an array of its values in select
+ * order, on both dialects (better-sqlite3 raw statements, pg `rowMode: "array"`): long reads
+ * skip building an object per row. Use `selectRowArrays` (src/store/array-rows.ts).
+ */
+export const ARRAY_ROWS_MARKER = "/* verbatim: rows as arrays */ ";
+
 const JSON_OID = 114;
 const JSONB_OID = 3802;
 const INT8_OID = 20;
@@ -66,6 +73,7 @@ export async function openDatabase(
     return { db, capabilities, location, close: () => db.destroy() };
   }
   const pool = new pg.Pool({
+    Client: ArrayRowsClient,
     connectionString: location.url,
     max: options.poolSize ?? 10,
     types: postgresTypes,
@@ -83,6 +91,21 @@ export async function openDatabase(
     throw unreachable(location, error);
   }
   return { db, capabilities, location, close: () => db.destroy() };
+}
+
+/** A pg client that answers SQL marked with `ARRAY_ROWS_MARKER` with rows as arrays. */
+class ArrayRowsClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    (this as { query: unknown }).query = (...args: unknown[]): unknown => {
+      const [text, values] = args;
+      if (typeof text === "string" && text.startsWith(ARRAY_ROWS_MARKER) && args.length <= 2) {
+        return query({ text, values, rowMode: "array" });
+      }
+      return query(...args);
+    };
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 200;
@@ -103,6 +126,7 @@ function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase 
       let statement = cache.get(text);
       if (statement === undefined) {
         statement = connection.prepare(text);
+        if (text.startsWith(ARRAY_ROWS_MARKER)) statement.raw(true);
         if (cache.size < STATEMENT_CACHE_SIZE) cache.set(text, statement);
       }
       return statement;

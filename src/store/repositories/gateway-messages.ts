@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from "kysely";
+import { selectRowArrays } from "../array-rows.js";
 import type { GatewayMessageTable, StoreSchema } from "../schema.js";
 
 /**
@@ -10,15 +11,14 @@ export type MessageRow = Selectable<GatewayMessageTable>;
 
 /**
  * A message row as a chain read returns it: without the columns every row of one chain shares
- * with its anchor (subject, conversation) or that only the store uses (branch, context start),
- * so long contexts move less data.
+ * with its anchor (subject, conversation), that only the store uses (branch, context start) or
+ * that follows from the type (role), so long contexts move less data.
  */
 export type ChainRow = Pick<
   MessageRow,
   | "id"
   | "previous_message_id"
   | "type"
-  | "role"
   | "status"
   | "content"
   | "metadata"
@@ -27,18 +27,8 @@ export type ChainRow = Pick<
   | "updated_at"
 >;
 
-const CHAIN_COLUMNS = [
-  "id",
-  "previous_message_id",
-  "type",
-  "role",
-  "status",
-  "content",
-  "metadata",
-  "depth",
-  "created_at",
-  "updated_at",
-] as const;
+/** The stored `metadata` of a message without caller metadata or gateway facts. */
+export const EMPTY_METADATA_JSON = '{"caller":{},"gateway":{}}';
 
 /** What appending needs to know about an anchor. */
 export interface AnchorRow {
@@ -169,14 +159,17 @@ interface ChainSegment {
  * The chain that ends at `anchor`, from depth `fromDepth` on, in order. First a recursive walk
  * over the (few) branches on the path gives each branch's depth range; then each range is read
  * from the unique (branch_id, depth) index in index order (no sort). The cost grows with the
- * context read, not with the conversation's size or the forks elsewhere.
+ * context read, not with the conversation's size or the forks elsewhere. Each row is passed to
+ * `each` in order (the same object, refilled: keep values, not the row) and its results
+ * returned.
  */
-export async function readChainRows(
+export async function readChainRows<T>(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   anchor: AnchorRow,
   fromDepth: number,
-): Promise<ChainRow[]> {
+  each: (row: ChainRow) => T,
+): Promise<T[]> {
   const path = await sql<ChainSegment>`
     with recursive path (branch_id, parent_branch_id, after, through) as (
       select id, parent_branch_id, fork_depth, cast(${anchor.depth} as integer)
@@ -193,19 +186,74 @@ export async function readChainRows(
     .filter((segment) => segment.through >= fromDepth)
     .sort((a, b) => a.after - b.after);
   const parts = await Promise.all(
-    segments.map((segment) =>
-      db
-        .selectFrom("ai_gateway_messages")
-        .select(CHAIN_COLUMNS)
-        .where("branch_id", "=", segment.branch_id)
-        .where("depth", ">", Math.max(segment.after, fromDepth - 1))
-        .where("depth", "<=", segment.through)
-        .where("subject_uid", "=", subjectUid)
-        .orderBy("depth")
-        .execute(),
-    ),
+    segments.map((segment) => {
+      const first = Math.max(segment.after, fromDepth - 1) + 1;
+      return selectRowArrays(
+        db,
+        db
+          .selectFrom("ai_gateway_messages")
+          .select([
+            "id",
+            // Only the segment's first row needs it from the database; every next row's
+            // previous message is the row before it.
+            sql<string | null>`case when depth = ${first} then previous_message_id end`.as(
+              "previous_message_id",
+            ),
+            "type",
+            "status",
+            "content",
+            // Null for the most common value (no metadata): one string fewer to read.
+            sql<string | null>`nullif(cast(metadata as text), ${EMPTY_METADATA_JSON})`.as(
+              "metadata",
+            ),
+            "depth",
+            "created_at",
+            // Null when the row was never updated (most rows): one string fewer to read.
+            sql<string | null>`case when updated_at <> created_at then updated_at end`.as(
+              "updated_at",
+            ),
+          ])
+          .where("branch_id", "=", segment.branch_id)
+          .where("depth", ">=", first)
+          .where("depth", "<=", segment.through)
+          .where("subject_uid", "=", subjectUid)
+          .orderBy("depth"),
+      );
+    }),
   );
-  return parts.flat();
+  const results: T[] = [];
+  // One row object, refilled for every row: `each` reads it and keeps what it needs, so a long
+  // read allocates no object per row here.
+  const row: { -readonly [K in keyof ChainRow]: ChainRow[K] } = {
+    id: "",
+    previous_message_id: null,
+    type: "",
+    status: "",
+    content: "",
+    metadata: "",
+    depth: 0,
+    created_at: "",
+    updated_at: "",
+  };
+  let previousId: string | null = null;
+  for (const part of parts) {
+    for (const [index, values] of part.entries()) {
+      const id = values[0] as string;
+      const createdAt = values[7] as string;
+      row.id = id;
+      row.previous_message_id = index === 0 ? (values[1] as string | null) : previousId;
+      row.type = values[2] as string;
+      row.status = values[3] as string;
+      row.content = values[4] as string;
+      row.metadata = (values[5] as string | null) ?? EMPTY_METADATA_JSON;
+      row.depth = values[6] as number;
+      row.created_at = createdAt;
+      row.updated_at = (values[8] as string | null) ?? createdAt;
+      results.push(each(row));
+      previousId = id;
+    }
+  }
+  return results;
 }
 
 /** Messages of a conversation in the order they were written (every branch), paged. */

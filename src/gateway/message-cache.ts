@@ -1,0 +1,69 @@
+import type { GatewayMessage } from "./message-types.js";
+
+/** Bytes a message is counted as, beside its JSON text: ids, times and object overhead. */
+const ENTRY_OVERHEAD = 256;
+
+/**
+ * Parsed messages kept in memory by id, least recently used first out, within a byte budget
+ * (counted as the length of their stored JSON plus a fixed overhead). Only messages with a final
+ * status are kept: a final message never changes (docs/store.md), so an entry is never stale,
+ * also when several processes share one database. Entries are frozen, since every reader gets
+ * the same objects.
+ */
+export class MessageCache {
+  readonly maxBytes: number;
+  #bytes = 0;
+  readonly #entries = new Map<string, { message: GatewayMessage; bytes: number }>();
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get(id: string): GatewayMessage | undefined {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(id);
+    this.#entries.set(id, entry);
+    return entry.message;
+  }
+
+  /** Keeps a final message; `jsonLength` is the length of its stored content and metadata. */
+  add(message: GatewayMessage, jsonLength: number): void {
+    if (message.status === "in_progress" || this.maxBytes <= 0) return;
+    const bytes = jsonLength + ENTRY_OVERHEAD;
+    if (bytes > this.maxBytes) return;
+    const previous = this.#entries.get(message.id);
+    if (previous !== undefined) {
+      this.#entries.delete(message.id);
+      this.#bytes -= previous.bytes;
+    }
+    this.#entries.set(message.id, { message: deepFreeze(message), bytes });
+    this.#bytes += bytes;
+    for (const [id, entry] of this.#entries) {
+      if (this.#bytes <= this.maxBytes) break;
+      this.#entries.delete(id);
+      this.#bytes -= entry.bytes;
+    }
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+    Object.freeze(value);
+  }
+  return value;
+}
