@@ -1,8 +1,9 @@
 // The HTTP server under load (docs/server.md): requests/s, p50 and p99 of the console routes
 // and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
 // upstream measured alone in the same run (the server's overhead = its p50 − the upstream's).
-// Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick]
+// Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick] [--overhead-only]
 import { spawn, type ChildProcess } from "node:child_process";
+import { Agent, request as httpRequest } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,8 +22,11 @@ const { values } = parseArgs({
     "pg-url": { type: "string" },
     "no-pg": { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
+    "overhead-only": { type: "boolean", default: false },
   },
 });
+/** Only the sequential overhead measurement, without the autocannon rows. */
+const overheadOnly = values["overhead-only"] === true;
 const pgUrl =
   values["pg-url"] ?? process.env["VERBATIM_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 const DURATION = values.quick === true ? 3 : 8;
@@ -92,6 +96,56 @@ async function load(
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
+  };
+}
+
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/**
+ * One request after another on one kept-alive connection, each timed to the last byte of its
+ * response with a sub-millisecond clock (autocannon rounds latencies to whole milliseconds):
+ * the p50 the "server adds" goal is read from.
+ */
+async function sequential(
+  url: string,
+  options: {
+    method?: "GET" | "POST";
+    headers?: Record<string, string>;
+    /** The body of each request, given the previous response's body ("" at first). */
+    body?: (previous: string) => string;
+  },
+  count: number,
+): Promise<{ p50: number; p90: number }> {
+  let previous = "";
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const body = options.body?.(previous);
+      const started = performance.now();
+      const request = httpRequest(
+        url,
+        { method: options.method ?? "GET", headers: options.headers ?? {}, agent: keepAlive },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => {
+            const elapsed = performance.now() - started;
+            previous = Buffer.concat(chunks).toString("utf8");
+            if ((response.statusCode ?? 500) >= 300) {
+              reject(new Error(`${url} answered ${response.statusCode}: ${previous}`));
+            } else resolve(elapsed);
+          });
+        },
+      );
+      request.on("error", reject);
+      request.end(body);
+    });
+  for (let index = 0; index < Math.min(100, count); index++) await once();
+  const samples: number[] = [];
+  for (let index = 0; index < count; index++) samples.push(await once());
+  samples.sort((a, b) => a - b);
+  return {
+    p50: samples[Math.floor(samples.length / 2)] ?? Number.NaN,
+    p90: samples[Math.floor(samples.length * 0.9)] ?? Number.NaN,
   };
 }
 
@@ -182,6 +236,90 @@ async function seed(location: DatabaseLocation) {
   }
 }
 
+/** The server's env against one upstream. */
+const serverEnv = (upstreamUrl: string) => ({
+  VERBATIM_OPERATOR_TOKEN: "vop_bench",
+  VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
+  ANTHROPIC_API_KEY: "sk-ant-bench",
+  ANTHROPIC_BASE_URL: upstreamUrl,
+  VERBATIM_LOG_LEVEL: process.env["VERBATIM_LOG_LEVEL"] ?? "error",
+});
+
+/**
+ * The server's overhead at p50: an upstream (answering after `thinkMs`) measured alone, then a
+ * server on it, each with SEQUENTIAL requests one after another. Two kinds of request: a new
+ * conversation (2 messages stored), and a continuation of the previous response (its context
+ * read, rendered and sent; a new conversation every 10 requests, so contexts stay ≤ 20 deep).
+ */
+async function measureOverhead(
+  database: string,
+  databaseText: string,
+  key: string,
+  thinkMs: number,
+): Promise<string[]> {
+  const upstream_ = await child([
+    "bin/run-ts.js",
+    "bench/server/upstream.ts",
+    "--delay-ms",
+    String(thinkMs),
+  ]);
+  const upstreamUrl_ = upstream_.firstLine.trim();
+  const server = await child(
+    ["bin/verbatim.js", "serve", "--db", databaseText, "--port", "0"],
+    serverEnv(upstreamUrl_),
+  );
+  const url = /listening on (\S+)/.exec(server.firstLine)?.[1] ?? "";
+  const label = thinkMs === 0 ? "instant upstream" : `upstream thinks ${thinkMs} ms`;
+  try {
+    log(`${database}: overhead, ${label}`);
+    // With think time each request lasts ~20 ms: fewer of them keep the run short.
+    const count = thinkMs === 0 ? SEQUENTIAL : Math.ceil(SEQUENTIAL / 5);
+    const alone = await sequential(
+      `${upstreamUrl_}/v1/messages`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
+        body: () => upstreamBody,
+      },
+      count,
+    );
+    const caller = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    let sent = 0;
+    const body = (previous: string, chained: boolean) => {
+      sent++;
+      const previousId =
+        chained && previous !== "" && sent % 10 !== 0
+          ? (JSON.parse(previous) as { id: string }).id
+          : undefined;
+      return JSON.stringify({
+        model: "claude-bench",
+        input: "What is the answer?",
+        ...(previousId === undefined ? {} : { previous_response_id: previousId }),
+      });
+    };
+    const lines: string[] = [];
+    for (const [what, chained] of [
+      ["new conversation", false],
+      ["continuing the previous response", true],
+    ] as const) {
+      const measured = await sequential(
+        `${url}/v1/responses`,
+        { method: "POST", headers: caller, body: (previous) => body(previous, chained) },
+        count,
+      );
+      const over = measured.p50 - alone.p50;
+      lines.push(
+        `| ${database} | ${label} | ${what} | ${alone.p50.toFixed(2)} | ${measured.p50.toFixed(2)} | ` +
+          `${measured.p90.toFixed(2)} | +${over.toFixed(2)} ms | ${over < 2 ? "met" : "NOT met"} |`,
+      );
+    }
+    return lines;
+  } finally {
+    await stop(server.process);
+    await stop(upstream_.process);
+  }
+}
+
 const rows: Row[] = [];
 const commitBaselines: string[] = [];
 const log = (text: string) => process.stderr.write(`[bench/server] ${text}\n`);
@@ -194,19 +332,24 @@ const upstreamBody = JSON.stringify({
   stream: true,
   messages: [{ role: "user", content: [{ type: "text", text: "What is the answer?" }] }],
 });
-const alone = await load(`${upstreamUrl}/v1/messages`, {
-  method: "POST",
-  headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
-  body: upstreamBody,
-});
+const skipped = { requestsPerSecond: 0, p50: 0, p99: 0, errors: 0 };
+const loadUpstream = (connections: number) =>
+  overheadOnly
+    ? Promise.resolve(skipped)
+    : load(`${upstreamUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
+        body: upstreamBody,
+        connections,
+      });
+const alone = await loadUpstream(CONNECTIONS);
 rows.push({ database: "-", what: "upstream alone: POST /v1/messages (stream)", ...alone });
-const aloneSingle = await load(`${upstreamUrl}/v1/messages`, {
-  method: "POST",
-  headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
-  body: upstreamBody,
-  connections: 1,
-});
+const aloneSingle = await loadUpstream(1);
 rows.push({ database: "-", what: "upstream alone, 1 connection", ...aloneSingle });
+const SEQUENTIAL = values.quick === true ? 300 : 1500;
+/** Upstream think times of the overhead measurement: none, and a stand-in for a model's. */
+const THINK_MS = [0, 20];
+const overheads: string[] = [];
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-server-"));
 const targets: {
@@ -246,14 +389,14 @@ try {
   for (const target of targets) {
     log(`${target.name}: seeding`);
     const seeded = await seed(target.location);
+    for (const thinkMs of THINK_MS) {
+      overheads.push(...(await measureOverhead(target.name, target.text, seeded.key, thinkMs)));
+    }
     log(`${target.name}: starting the server`);
-    const server = await child(["bin/verbatim.js", "serve", "--db", target.text, "--port", "0"], {
-      VERBATIM_OPERATOR_TOKEN: "vop_bench",
-      VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
-      ANTHROPIC_API_KEY: "sk-ant-bench",
-      ANTHROPIC_BASE_URL: upstreamUrl,
-      VERBATIM_LOG_LEVEL: process.env["VERBATIM_LOG_LEVEL"] ?? "error",
-    });
+    const server = await child(
+      ["bin/verbatim.js", "serve", "--db", target.text, "--port", "0"],
+      serverEnv(upstreamUrl),
+    );
     const url = /listening on (\S+)/.exec(server.firstLine)?.[1] ?? "";
     const operator = { authorization: "Bearer vop_bench" };
     const caller = { authorization: `Bearer ${seeded.key}`, "content-type": "application/json" };
@@ -295,7 +438,7 @@ try {
       ],
     ];
     commitBaselines.push(`${target.name}: ${seeded.commitP50.toFixed(2)} ms`);
-    for (const [what, target_, options] of runs) {
+    for (const [what, target_, options] of overheadOnly ? [] : runs) {
       log(`${target.name}: ${what}`);
       rows.push({ database: target.name, what, ...(await load(target_, options)) });
     }
@@ -319,6 +462,15 @@ process.stdout.write(
 );
 process.stdout.write(
   `one durable commit (a one-message append, p50; a response pays two): ${commitBaselines.join(", ")}\n\n`,
+);
+process.stdout.write(
+  `\nThe server's overhead at p50 (goal: under 2 ms over the upstream): ${SEQUENTIAL} requests ` +
+    `(${Math.ceil(SEQUENTIAL / 5)} with think time) ` +
+    "one after another on one kept-alive connection, timed to the last byte; the upstream " +
+    "alone, then the server on it\n\n" +
+    "| database | upstream | POST /v1/responses | upstream alone p50 ms | server p50 ms | server p90 ms | over the upstream | goal |\n" +
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n" +
+    `${overheads.join("\n")}\n\nUnder load (autocannon, whole milliseconds):\n\n`,
 );
 process.stdout.write(
   "| database | route | req/s | p50 ms | p99 ms | errors | p50 over the upstream alone |\n",

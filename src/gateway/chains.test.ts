@@ -261,6 +261,70 @@ describeEachDialect("gateway chains", (getDatabase) => {
     expect((await store().getMessage(subject, started.id)).status).toBe("completed");
   });
 
+  it("B3 a message started and finished by one store is stored exactly as the checked path stores it", async () => {
+    const subject = uniqueName("subject");
+    const one = store();
+    const [user] = await one.appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "go")],
+    });
+    const started = await one.startMessage(subject, {
+      previousMessageId: user?.id ?? "",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "draft" }],
+        metadata: { trace: "t-2" },
+        gateway: { model: "m", provider: "anthropic" },
+      },
+    });
+    const finished = await one.finishMessage(subject, started.id, {
+      status: "completed",
+      content: [{ type: "text", text: "final" }],
+      gateway: {
+        usage: { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, webSearchRequests: 0 },
+      },
+    });
+    expect(await store().getMessage(subject, started.id)).toEqual(finished);
+    expect(finished.metadata).toEqual({
+      caller: { trace: "t-2" },
+      gateway: {
+        model: "m",
+        provider: "anthropic",
+        usage: { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, webSearchRequests: 0 },
+      },
+    });
+    await expect(
+      one.finishMessage(subject, started.id, { status: "failed" }),
+    ).rejects.toMatchObject({ code: "gateway_message_not_in_progress" });
+
+    // Finished by another store (another server) first: this store's finish changes nothing.
+    const second = await one.startMessage(subject, {
+      previousMessageId: finished.id,
+      message: { role: "assistant", content: [] },
+    });
+    await store().finishMessage(subject, second.id, { status: "cancelled" });
+    await expect(
+      one.finishMessage(subject, second.id, {
+        status: "completed",
+        content: [{ type: "text", text: "late" }],
+      }),
+    ).rejects.toMatchObject({ code: "gateway_message_not_in_progress" });
+    const kept = await store().getMessage(subject, second.id);
+    expect(kept.status).toBe("cancelled");
+    expect(kept.content).toEqual([]);
+    // Another subject cannot finish it through the store that started it.
+    const third = await one.startMessage(subject, {
+      previousMessageId: kept.id,
+      message: { role: "assistant", content: [] },
+    });
+    await expect(
+      one.finishMessage(uniqueName("other"), third.id, { status: "completed" }),
+    ).rejects.toMatchObject({ code: "gateway_message_not_found" });
+    expect((await one.finishMessage(subject, third.id, { status: "completed" })).status).toBe(
+      "completed",
+    );
+  });
+
   it("B3 every final status can end a message, and a failed message keeps its content", async () => {
     const subject = uniqueName("subject");
     const [user] = await store().appendMessages(subject, {

@@ -105,6 +105,8 @@ export interface GatewayMessageStoreOptions {
 }
 
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/** In_progress messages remembered for a one-statement finish (the oldest are forgotten). */
+const MAX_REMEMBERED_STARTS = 10_000;
 
 const appendInputSchema = z.strictObject({
   previousMessageId: idSchema.nullable(),
@@ -123,12 +125,25 @@ export class GatewayMessageStore {
   readonly limits: GatewayLimits;
   readonly #now: () => Date;
   readonly #cache: MessageCache;
+  readonly #started = new Map<
+    string,
+    { readonly message: GatewayMessage; readonly contentText: string }
+  >();
 
   constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
     this.database = database;
     this.limits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
     this.#now = options.now ?? (() => new Date());
     this.#cache = new MessageCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+  }
+
+  /** An in_progress message this store wrote, so that finishing it takes one statement. */
+  #rememberStarted(message: GatewayMessage, contentText: string): void {
+    this.#started.set(message.id, { message, contentText });
+    for (const id of this.#started.keys()) {
+      if (this.#started.size <= MAX_REMEMBERED_STARTS) break;
+      this.#started.delete(id);
+    }
   }
 
   /** What the message cache holds now (messages and counted bytes). */
@@ -236,7 +251,8 @@ export class GatewayMessageStore {
         const prepared = plan.messages[index];
         if (prepared === undefined) throw new Error("append stored more rows than messages");
         const message = messageFromWrittenRow(row, prepared);
-        this.#cache.add(message, row.content.length + row.metadata.length);
+        if (message.status === "in_progress") this.#rememberStarted(message, row.content);
+        else this.#cache.add(message, row.content.length + row.metadata.length);
         return message;
       });
     }
@@ -281,6 +297,37 @@ export class GatewayMessageStore {
         ? undefined
         : parseOrThrow(z.array(blockSchema), input.content, "content");
     const facts = parseGatewayFacts(input.gateway, "gateway");
+    const started = this.#started.get(id);
+    if (started !== undefined && started.message.subjectUid === subject) {
+      // Started by this store: its stored row is known, so one conditional UPDATE (its own
+      // durable commit) finishes it. When it updates nothing, the message was finished
+      // elsewhere meanwhile; the checked path below reports that.
+      this.#started.delete(id);
+      const metadata = {
+        caller: started.message.metadata.caller,
+        gateway: { ...started.message.metadata.gateway, ...facts },
+      };
+      const final = {
+        status,
+        content:
+          content === undefined
+            ? started.contentText
+            : serializeContent(content, started.message.role, this.limits, "content"),
+        metadata: JSON.stringify(metadata),
+        updated_at: this.now(),
+      };
+      if (await finishMessageRow(this.database.db, subject, id, final)) {
+        const message: GatewayMessage = {
+          ...started.message,
+          status,
+          content: content ?? started.message.content,
+          metadata,
+          updatedAt: final.updated_at,
+        };
+        this.#cache.add(message, final.content.length + final.metadata.length);
+        return message;
+      }
+    }
     return inTransaction(this.database, async (trx) => {
       const row = await findMessageRow(trx, subject, id);
       if (row === undefined) throw messageNotFound(id);

@@ -1,5 +1,6 @@
 /**
- * The HTTP transport: sends a rendered body's exact bytes with fetch, retries what is worth
+ * The HTTP transport: sends a rendered body's exact bytes (node:http/https, or a caller's fetch:
+ * src/providers/http-client.ts), retries what is worth
  * retrying before any response byte was used, and parses the JSON or SSE response.
  */
 import { VerbatimError, isVerbatimError } from "../core/errors.js";
@@ -7,6 +8,7 @@ import { utf8Encode } from "../core/bytes.js";
 import { requestHeaders, requestUrl, resolveEndpoint } from "./endpoints.js";
 import { createStreamParser, parseResponse } from "./parse.js";
 import type { OutgoingRequest, RoundResult, StreamEvent, TransportOptions } from "./types.js";
+import { fetchPost, nodeHttpPost, type HttpReply } from "./http-client.js";
 import { SseDecoder } from "./wire/sse.js";
 
 const DEFAULT_TIMEOUT_MS = 600_000;
@@ -20,7 +22,10 @@ export function isRetryableStatus(status: number): boolean {
 }
 
 /** The delay a `retry-after` (seconds or an HTTP date) or `retry-after-ms` header asks for. */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: { get(name: string): string | null },
+  now = Date.now(),
+): number | undefined {
   const milliseconds = headers.get("retry-after-ms");
   if (milliseconds !== null && /^\d+(\.\d+)?$/.test(milliseconds.trim()))
     return Number(milliseconds);
@@ -50,7 +55,7 @@ function aborted(): VerbatimError {
   return new VerbatimError("provider_aborted", "the request was cancelled");
 }
 
-async function errorFromResponse(response: Response, provider: string): Promise<VerbatimError> {
+async function errorFromResponse(response: HttpReply, provider: string): Promise<VerbatimError> {
   let text = "";
   try {
     text = await response.text();
@@ -136,7 +141,7 @@ export async function* streamRound(
   const headers = requestHeaders(request.provider, apiKey, options.headers);
   if (request.stream) headers["accept"] = "text/event-stream";
   const bytes = utf8Encode(request.body) as Uint8Array<ArrayBuffer>;
-  const doFetch = options.fetch ?? fetch;
+  const post = options.fetch === undefined ? nodeHttpPost : fetchPost(options.fetch);
   const retries = options.maxRetries ?? DEFAULT_RETRIES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const baseDelay = options.retryBaseDelayMs ?? DEFAULT_BASE_DELAY_MS;
@@ -145,14 +150,9 @@ export async function* streamRound(
   for (let attempt = 0; ; attempt++) {
     if (options.signal?.aborted === true) throw aborted();
     const control = new AttemptControl(options.signal, timeoutMs);
-    let response: Response;
+    let response: HttpReply;
     try {
-      response = await doFetch(url, {
-        method: "POST",
-        headers,
-        body: bytes,
-        signal: control.controller.signal,
-      });
+      response = await post(url, { headers, body: bytes, signal: control.controller.signal });
     } catch (error) {
       control.dispose();
       const failure = control.failure(error, request.provider);
@@ -162,10 +162,10 @@ export async function* streamRound(
       await sleep(delay, options.signal);
       continue;
     }
-    if (!response.ok) {
+    if (response.status < 200 || response.status > 299) {
       control.dispose();
       const failure = await errorFromResponse(response, request.provider);
-      const asked = retryAfterMs(response.headers);
+      const asked = retryAfterMs({ get: (name) => response.header(name) });
       if (
         !isRetryableStatus(response.status) ||
         attempt >= retries ||
@@ -180,8 +180,8 @@ export async function* streamRound(
     }
     let finished = false;
     try {
-      const type = response.headers.get("content-type") ?? "";
-      if (!request.stream || !type.includes("text/event-stream") || response.body === null) {
+      const type = response.header("content-type") ?? "";
+      if (!request.stream || !type.includes("text/event-stream")) {
         control.restart();
         const text = await response.text();
         const result = parseResponse(request.provider, text, request.model);
@@ -191,15 +191,15 @@ export async function* streamRound(
       }
       const parser = createStreamParser(request.provider, request.model);
       const decoder = new SseDecoder();
-      const reader = response.body.getReader();
-      for (;;) {
-        control.restart();
-        const chunk = await reader.read();
-        const events = chunk.done ? decoder.end() : decoder.push(chunk.value);
-        for (const event of events) {
+      control.restart();
+      for await (const chunk of response.chunks()) {
+        for (const event of decoder.push(chunk)) {
           for (const streamEvent of parser.push(event)) yield streamEvent;
         }
-        if (chunk.done) break;
+        control.restart();
+      }
+      for (const event of decoder.end()) {
+        for (const streamEvent of parser.push(event)) yield streamEvent;
       }
       const result = parser.finish();
       finished = true;

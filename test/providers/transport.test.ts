@@ -21,11 +21,13 @@ async function server(
   handler: (request: IncomingMessage, response: ServerResponse, count: number) => void,
 ) {
   let count = 0;
+  let connections = 0;
   const http = createServer((request, response) => {
     count++;
     request.resume();
     request.on("end", () => handler(request, response, count));
   });
+  http.on("connection", () => connections++);
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   closers.push(
     () =>
@@ -34,7 +36,11 @@ async function server(
         http.close(() => resolve());
       }),
   );
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, count: () => count };
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    count: () => count,
+    connections: () => connections,
+  };
 }
 
 const request = (
@@ -189,6 +195,57 @@ describe("transport", () => {
     expect(await failure(sendRound(request(), { apiKey: "k", baseUrl: http.url }))).toBe(
       "provider_response_invalid",
     );
+  });
+
+  it("A26 sends the same exact bytes through a caller's fetch when one is given", async () => {
+    const local = await startLocalProvider("anthropic");
+    closers.push(() => local.close());
+    const body =
+      '{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"é 😀"}],"stream":true}';
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const viaFetch = await sendRound(request(body), {
+      apiKey: "sk-test",
+      baseUrl: local.baseUrl,
+      fetch: counting,
+    });
+    const viaHttp = await sendRound(request(body), { apiKey: "sk-test", baseUrl: local.baseUrl });
+    expect(calls).toBe(1);
+    // The same reply shape either way (the local server numbers its replies).
+    expect(viaFetch.message.content.map((block) => block.type)).toEqual(
+      viaHttp.message.content.map((block) => block.type),
+    );
+    expect(viaFetch.stopReason).toBe(viaHttp.stopReason);
+    const [first, second] = local.requests.slice(-2);
+    expect(first?.body.toString("utf8")).toBe(body);
+    expect(second?.body.toString("utf8")).toBe(body);
+  });
+
+  it("A26 keeps the connection to the provider alive between requests", async () => {
+    const http = await server((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          id: "msg_1",
+          type: "message",
+          role: "assistant",
+          model: "m",
+          content: [{ type: "text", text: "ok" }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: 1, output_tokens: 1 },
+        }),
+      );
+    });
+    const baseUrl = http.url;
+    const plain: OutgoingRequest = { ...request('{"model":"m"}'), stream: false };
+    for (let index = 0; index < 5; index++) {
+      const result = await sendRound(plain, { apiKey: "k", baseUrl });
+      expect(result.message.content).toEqual([{ type: "text", text: "ok" }]);
+    }
+    expect(http.connections()).toBe(1);
   });
 
   it("reads keys and base URLs from the options, else the environment", () => {

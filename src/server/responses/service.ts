@@ -130,6 +130,10 @@ export class ResponsesService {
     first.catch(() => undefined);
     let stored: GatewayMessage[];
     try {
+      // One turn of the event loop first, so the upstream request is on the wire before the
+      // write: SQLite's commit holds the thread while it syncs, and the upstream works
+      // meanwhile instead of after.
+      await new Promise((resolve) => setImmediate(resolve));
       stored = await this.store.appendMessages(subject, {
         previousMessageId: previousId,
         conversationMetadata: {},
