@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from "@fastify/swagger";
 import { VerbatimError } from "../core/errors.js";
 import { safeParseStrictJson } from "../core/strict-json.js";
+import { GatewayMessageStore } from "../gateway/index.js";
 import type { StoreDatabase } from "../store/index.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
 import { handleError, sendError } from "./errors.js";
@@ -31,7 +32,14 @@ export interface ServerOptions {
   readonly upstream?: UpstreamConfig;
   /** The built console page (dist/web); `false` serves none. */
   readonly webRoot?: string | false;
+  /**
+   * Bytes of parsed messages the server's message store keeps for context reads (default
+   * 64 MiB; 0 turns the cache off; docs/store.md, "Message cache").
+   */
+  readonly messageCacheBytes?: number;
 }
+
+export const DEFAULT_MESSAGE_CACHE_MB = 64;
 
 export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perMinute: 600, burst: 100 };
@@ -145,14 +153,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       ? undefined
       : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
 
+  // One message store (and so one message cache) for the console and the caller routes.
+  const store = new GatewayMessageStore(options.database, {
+    cacheBytes: options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024,
+  });
   registerHealthRoutes(app, options.database);
   await app.register(async (scope) => {
     scope.addHook("onRequest", operatorAuth(options.operatorToken));
-    registerConsoleRoutes(scope, options.database);
+    registerConsoleRoutes(scope, options.database, store);
   });
   await app.register(async (scope) => {
     scope.addHook("onRequest", apiKeyAuth(options.database, limiter));
-    registerCallerRoutes(scope, { database: options.database, upstream: options.upstream });
+    registerCallerRoutes(scope, { database: options.database, upstream: options.upstream, store });
   });
   if (options.webRoot !== undefined && options.webRoot !== false) {
     registerWebRoutes(app, options.webRoot);

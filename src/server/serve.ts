@@ -10,7 +10,12 @@ import {
   type DatabaseLocation,
   migrateDatabase,
 } from "../store/index.js";
-import { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app.js";
+import {
+  buildServer,
+  DEFAULT_BODY_LIMIT_BYTES,
+  DEFAULT_MESSAGE_CACHE_MB,
+  DEFAULT_RATE_LIMIT,
+} from "./app.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { upstreamConfigFromEnv } from "./upstream/config.js";
 
@@ -90,6 +95,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       upstream: upstreamConfigFromEnv(env),
       rateLimit: rateLimitFromEnv(env),
       bodyLimitBytes: numberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
+      messageCacheBytes:
+        (numberFromEnv(env, "VERBATIM_MESSAGE_CACHE_MB") ?? DEFAULT_MESSAGE_CACHE_MB) * 1024 * 1024,
       webRoot: defaultWebRoot(),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });

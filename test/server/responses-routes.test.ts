@@ -43,6 +43,45 @@ describeEachDialect("Responses API routes", (getDatabase) => {
     server.app.inject({ method: "POST", url, headers, payload: payload as object });
   const get = (url: string, headers = alice) => server.app.inject({ method: "GET", url, headers });
 
+  it("B2 B4 with the message cache off, a chain sends the upstream exactly the same requests", async () => {
+    const uncached = await testServer(getDatabase(), {
+      messageCacheBytes: 0,
+      upstream: {
+        ...upstreamConfigFromEnv({
+          ANTHROPIC_API_KEY: "sk-ant-test",
+          ANTHROPIC_BASE_URL: upstream.url,
+        }),
+        timeoutMs: 300,
+        maxRetries: 0,
+      },
+    });
+    try {
+      const carol = await uncached.apiKeyFor(uniqueName("carol"));
+      upstream.reply = () => ({ text: "noted" });
+      const sentBy = async (app: TestServer["app"], headers: { authorization: string }) => {
+        const sent: unknown[] = [];
+        let previous: string | undefined;
+        for (const text of ["one", "two", "three"]) {
+          const reply = await app.inject({
+            method: "POST",
+            url: "/v1/responses",
+            headers,
+            payload: { model: "claude-test", input: text, previous_response_id: previous },
+          });
+          expect(reply.statusCode).toBe(200);
+          previous = (reply.json() as { id: string }).id;
+          sent.push(upstream.requests[upstream.requests.length - 1]);
+        }
+        return sent;
+      };
+      const cached = await sentBy(server.app, alice);
+      expect(await sentBy(uncached.app, carol)).toEqual(cached);
+      expect(JSON.stringify(cached[2])).toContain("three");
+    } finally {
+      await uncached.app.close();
+    }
+  });
+
   it("nothing is written when a request fails validation (400 with where)", async () => {
     const before = await countRows();
     const cases: [unknown, string][] = [

@@ -1,11 +1,15 @@
 import type { FastifyInstance } from "fastify";
-import { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/index.js";
+import { BackgroundAgentJobs, type GatewayMessageStore } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
 
 /** Operator console routes (B14), under the operator token. */
-export function registerConsoleRoutes(app: FastifyInstance, database: StoreDatabase): void {
-  registerConversationConsoleRoutes(app, database, new GatewayMessageStore(database));
+export function registerConsoleRoutes(
+  app: FastifyInstance,
+  database: StoreDatabase,
+  store: GatewayMessageStore,
+): void {
+  registerConversationConsoleRoutes(app, database, store);
   registerJobConsoleRoutes(app, database, new BackgroundAgentJobs(database));
 }
