@@ -11,18 +11,18 @@ describeEachDialect("Responses API routes", (getDatabase) => {
   let alice: { authorization: string };
   let bob: { authorization: string };
 
+  const upstreamConfig = () => ({
+    ...upstreamConfigFromEnv({
+      ANTHROPIC_API_KEY: "sk-ant-test",
+      ANTHROPIC_BASE_URL: upstream.url,
+    }),
+    timeoutMs: 300,
+    maxRetries: 0,
+  });
+
   beforeAll(async () => {
     upstream = await startAnthropicUpstream();
-    server = await testServer(getDatabase(), {
-      upstream: {
-        ...upstreamConfigFromEnv({
-          ANTHROPIC_API_KEY: "sk-ant-test",
-          ANTHROPIC_BASE_URL: upstream.url,
-        }),
-        timeoutMs: 300,
-        maxRetries: 0,
-      },
-    });
+    server = await testServer(getDatabase(), { upstream: upstreamConfig() });
     alice = await server.apiKeyFor(uniqueName("alice"));
     bob = await server.apiKeyFor(uniqueName("bob"));
   });
@@ -46,14 +46,7 @@ describeEachDialect("Responses API routes", (getDatabase) => {
   it("B2 B4 with the message cache off, a chain sends the upstream exactly the same requests", async () => {
     const uncached = await testServer(getDatabase(), {
       messageCacheBytes: 0,
-      upstream: {
-        ...upstreamConfigFromEnv({
-          ANTHROPIC_API_KEY: "sk-ant-test",
-          ANTHROPIC_BASE_URL: upstream.url,
-        }),
-        timeoutMs: 300,
-        maxRetries: 0,
-      },
+      upstream: upstreamConfig(),
     });
     try {
       const carol = await uncached.apiKeyFor(uniqueName("carol"));
