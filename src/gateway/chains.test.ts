@@ -2,7 +2,12 @@ import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../test/support/databases.js";
 import type { Message } from "../history/message.js";
+import {
+  MESSAGE_STATUS_VALUES,
+  MESSAGE_TYPE_VALUES,
+} from "../store/repositories/gateway-messages.js";
 import { GatewayMessageStore, type AppendMessageInput } from "./message-store.js";
+import { FINAL_STATUSES, ROLE_OF_TYPE } from "./message-types.js";
 
 const say = (role: "user" | "assistant", text: string): AppendMessageInput => ({
   role,
@@ -374,6 +379,26 @@ describeEachDialect("gateway chains", (getDatabase) => {
     }
   });
 
+  it("B3 a type or status changed outside the store is reported by a context read", async () => {
+    for (const change of [{ type: "thought" }, { status: "done" }]) {
+      const subject = uniqueName("subject");
+      const [message] = await store().appendMessages(subject, {
+        previousMessageId: null,
+        messages: [say("user", "fine")],
+      });
+      const id = message?.id ?? "";
+      await getDatabase()
+        .db.updateTable("ai_gateway_messages")
+        .set(change)
+        .where("id", "=", id)
+        .execute();
+      await expect(store().readContext(subject, id)).rejects.toMatchObject({
+        code: "store_row_invalid",
+        message: expect.stringContaining(Object.keys(change)[0] ?? ""),
+      });
+    }
+  });
+
   it("B3 a role changed outside the store is reported when the message is read", async () => {
     const subject = uniqueName("subject");
     const [message] = await store().appendMessages(subject, {
@@ -391,4 +416,9 @@ describeEachDialect("gateway chains", (getDatabase) => {
       message: expect.stringContaining("role"),
     });
   });
+});
+
+it("B3 the chain read knows every type and status the gateway writes", () => {
+  expect([...MESSAGE_TYPE_VALUES].sort()).toEqual(Object.keys(ROLE_OF_TYPE).sort());
+  expect([...MESSAGE_STATUS_VALUES].sort()).toEqual(["in_progress", ...FINAL_STATUSES].sort());
 });

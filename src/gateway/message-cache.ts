@@ -45,8 +45,9 @@ export class MessageCache {
       this.#entries.delete(message.id);
       this.#bytes -= previous.bytes;
     }
-    this.#entries.set(message.id, { message: deepFreeze(message), bytes });
+    this.#entries.set(message.id, { message: freezeMessage(message), bytes });
     this.#bytes += bytes;
+    if (this.#bytes <= this.maxBytes) return;
     for (const [id, entry] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
       this.#entries.delete(id);
@@ -58,6 +59,14 @@ export class MessageCache {
     this.#entries.clear();
     this.#bytes = 0;
   }
+}
+
+/** Freezes a message: blocks hold only strings and booleans, so freezing them is enough. */
+function freezeMessage(message: GatewayMessage): GatewayMessage {
+  for (const block of message.content) Object.freeze(block);
+  Object.freeze(message.content);
+  deepFreeze(message.metadata);
+  return Object.freeze(message);
 }
 
 function deepFreeze<T>(value: T): T {

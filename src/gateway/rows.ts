@@ -6,6 +6,8 @@ import type { Block, Role } from "../history/message.js";
 import type { ConversationRow } from "../store/repositories/gateway-conversations.js";
 import {
   EMPTY_METADATA_JSON,
+  MESSAGE_STATUS_VALUES,
+  MESSAGE_TYPE_VALUES,
   type ChainRow,
   type MessageRow,
 } from "../store/repositories/gateway-messages.js";
@@ -30,14 +32,8 @@ const storedMetadataSchema = z.strictObject({
   caller: z.record(z.string(), z.string()),
   gateway: storedGatewayFactsSchema,
 });
-const TYPES: ReadonlySet<string> = new Set(["user", "assistant", "tool_result", "summary"]);
-const STATUSES: ReadonlySet<string> = new Set([
-  "in_progress",
-  "completed",
-  "failed",
-  "incomplete",
-  "cancelled",
-]);
+const TYPES: ReadonlySet<string> = new Set<GatewayMessageType>(MESSAGE_TYPE_VALUES);
+const STATUSES: ReadonlySet<string> = new Set<GatewayMessageStatus>(MESSAGE_STATUS_VALUES);
 
 function corrupt(row: { id: string }, what: string, cause?: unknown): VerbatimError {
   return new VerbatimError("store_row_invalid", `stored message ${row.id} has an invalid ${what}`, {

@@ -27,6 +27,22 @@ export type ChainRow = Pick<
   | "updated_at"
 >;
 
+/** The values of `type` and `status` the gateway writes (src/gateway/message-types.ts). */
+export const MESSAGE_TYPE_VALUES = ["user", "assistant", "tool_result", "summary"] as const;
+export const MESSAGE_STATUS_VALUES = [
+  "in_progress",
+  "completed",
+  "failed",
+  "incomplete",
+  "cancelled",
+] as const;
+
+/** `case column when 'a' then 0 when 'b' then 1 … end`: a column's value as its index. */
+function codeOf(column: "type" | "status", values: readonly string[]) {
+  const whens = values.map((value, index) => sql`when ${sql.lit(value)} then ${sql.lit(index)}`);
+  return sql<number | null>`case ${sql.ref(column)} ${sql.join(whens, sql` `)} end`;
+}
+
 /** The stored `metadata` of a message without caller metadata or gateway facts. */
 export const EMPTY_METADATA_JSON = '{"caller":{},"gateway":{}}';
 
@@ -199,8 +215,10 @@ export async function readChainRows<T>(
             sql<string | null>`case when depth = ${first} then previous_message_id end`.as(
               "previous_message_id",
             ),
-            "type",
-            "status",
+            // As small integers: the read maps them back to shared strings, two strings fewer
+            // to make per row. A value not in the lists reads as "" (reported by the gateway).
+            codeOf("type", MESSAGE_TYPE_VALUES).as("type"),
+            codeOf("status", MESSAGE_STATUS_VALUES).as("status"),
             "content",
             // Null for the most common value (no metadata): one string fewer to read.
             sql<string | null>`nullif(cast(metadata as text), ${EMPTY_METADATA_JSON})`.as(
@@ -242,8 +260,8 @@ export async function readChainRows<T>(
       const createdAt = values[7] as string;
       row.id = id;
       row.previous_message_id = index === 0 ? (values[1] as string | null) : previousId;
-      row.type = values[2] as string;
-      row.status = values[3] as string;
+      row.type = MESSAGE_TYPE_VALUES[values[2] as number] ?? "";
+      row.status = MESSAGE_STATUS_VALUES[values[3] as number] ?? "";
       row.content = values[4] as string;
       row.metadata = (values[5] as string | null) ?? EMPTY_METADATA_JSON;
       row.depth = values[6] as number;
