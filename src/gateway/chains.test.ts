@@ -379,27 +379,8 @@ describeEachDialect("gateway chains", (getDatabase) => {
     }
   });
 
-  it("B3 a type or status changed outside the store is reported by a context read", async () => {
-    for (const change of [{ type: "thought" }, { status: "done" }]) {
-      const subject = uniqueName("subject");
-      const [message] = await store().appendMessages(subject, {
-        previousMessageId: null,
-        messages: [say("user", "fine")],
-      });
-      const id = message?.id ?? "";
-      await getDatabase()
-        .db.updateTable("ai_gateway_messages")
-        .set(change)
-        .where("id", "=", id)
-        .execute();
-      await expect(store().readContext(subject, id)).rejects.toMatchObject({
-        code: "store_row_invalid",
-        message: expect.stringContaining(Object.keys(change)[0] ?? ""),
-      });
-    }
-  });
-
-  it("B3 a role changed outside the store is reported when the message is read", async () => {
+  /** A stored message whose row is then changed behind the store's back. */
+  const changedBehindTheStore = async (change: Record<string, string>) => {
     const subject = uniqueName("subject");
     const [message] = await store().appendMessages(subject, {
       previousMessageId: null,
@@ -408,9 +389,24 @@ describeEachDialect("gateway chains", (getDatabase) => {
     const id = message?.id ?? "";
     await getDatabase()
       .db.updateTable("ai_gateway_messages")
-      .set({ role: "assistant" })
+      .set(change)
       .where("id", "=", id)
       .execute();
+    return { subject, id };
+  };
+
+  it("B3 a type or status changed outside the store is reported by a context read", async () => {
+    for (const change of [{ type: "thought" }, { status: "done" }]) {
+      const { subject, id } = await changedBehindTheStore(change);
+      await expect(store().readContext(subject, id)).rejects.toMatchObject({
+        code: "store_row_invalid",
+        message: expect.stringContaining(Object.keys(change)[0] ?? ""),
+      });
+    }
+  });
+
+  it("B3 a role changed outside the store is reported when the message is read", async () => {
+    const { subject, id } = await changedBehindTheStore({ role: "assistant" });
     await expect(store().getMessage(subject, id)).rejects.toMatchObject({
       code: "store_row_invalid",
       message: expect.stringContaining("role"),
