@@ -282,6 +282,8 @@ describeEachDialect("gateway chains", (getDatabase) => {
         gateway: { model: "m", provider: "anthropic" },
       },
     });
+    // The caller owns what it got back: changing it changes nothing stored.
+    (started.metadata.caller as Record<string, string>)["trace"] = "changed by the caller";
     const finished = await one.finishMessage(subject, started.id, {
       status: "completed",
       content: [{ type: "text", text: "final" }],

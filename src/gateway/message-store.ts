@@ -139,7 +139,8 @@ export class GatewayMessageStore {
 
   /** An in_progress message this store wrote, so that finishing it takes one statement. */
   #rememberStarted(message: GatewayMessage, contentText: string): void {
-    this.#started.set(message.id, { message, contentText });
+    // A copy: the caller owns the returned message and may change it.
+    this.#started.set(message.id, { message: structuredClone(message), contentText });
     for (const id of this.#started.keys()) {
       if (this.#started.size <= MAX_REMEMBERED_STARTS) break;
       this.#started.delete(id);
