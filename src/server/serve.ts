@@ -10,6 +10,7 @@ import {
   type DatabaseLocation,
   migrateDatabase,
 } from "../store/index.js";
+import { wholeNumberFromEnv } from "./env.js";
 import {
   buildServer,
   DEFAULT_BODY_LIMIT_BYTES,
@@ -51,18 +52,11 @@ export function defaultWebRoot(): string | false {
   return existsSync(resolve(root, "index.html")) ? root : false;
 }
 
-function numberFromEnv(env: StartServerOptions["env"], name: string): number | undefined {
-  const text = env?.[name];
-  if (text === undefined || text.trim() === "") return undefined;
-  const value = Number(text);
-  return Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
 function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | false {
-  const perMinute = numberFromEnv(env, "VERBATIM_RATE_LIMIT_PER_MINUTE");
+  const perMinute = wholeNumberFromEnv(env, "VERBATIM_RATE_LIMIT_PER_MINUTE");
   if (perMinute === 0) return false;
   if (perMinute === undefined) return DEFAULT_RATE_LIMIT;
-  const burst = numberFromEnv(env, "VERBATIM_RATE_LIMIT_BURST");
+  const burst = wholeNumberFromEnv(env, "VERBATIM_RATE_LIMIT_BURST");
   return burst === undefined ? { perMinute } : { perMinute, burst };
 }
 
@@ -79,6 +73,17 @@ export async function openStore(text: string, cwd: string): Promise<StoreDatabas
 /** `verbatim serve`: open and migrate the database, then listen. */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
+  // Settings from the environment first: a typo stops the start before the database is touched.
+  const settings = {
+    upstream: upstreamConfigFromEnv(env),
+    rateLimit: rateLimitFromEnv(env),
+    bodyLimitBytes:
+      wholeNumberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
+    messageCacheBytes:
+      (wholeNumberFromEnv(env, "VERBATIM_MESSAGE_CACHE_MB") ?? DEFAULT_MESSAGE_CACHE_MB) *
+      1024 *
+      1024,
+  };
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,
     options.cwd ?? process.cwd(),
@@ -92,11 +97,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     app = await buildServer({
       database,
       operatorToken,
-      upstream: upstreamConfigFromEnv(env),
-      rateLimit: rateLimitFromEnv(env),
-      bodyLimitBytes: numberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
-      messageCacheBytes:
-        (numberFromEnv(env, "VERBATIM_MESSAGE_CACHE_MB") ?? DEFAULT_MESSAGE_CACHE_MB) * 1024 * 1024,
+      ...settings,
       webRoot: defaultWebRoot(),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,6 +93,18 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
     expect(unknown.err()).toContain("not stored");
     expect(await main(["keys", "create", "--db", db], bufferIO())).toBe(2);
     expect(await main(["serve", "--port", "99999"], bufferIO())).toBe(2);
+    // A number setting with a typo stops the server before it listens, naming the variable.
+    for (const name of [
+      "VERBATIM_RATE_LIMIT_PER_MINUTE",
+      "VERBATIM_MESSAGE_CACHE_MB",
+      "VERBATIM_UPSTREAM_TIMEOUT_MS",
+    ]) {
+      const typo = bufferIO({ env: { ...process.env, [name]: "12O" } });
+      const untouched = join(folder, "typo", "never.sqlite");
+      expect(await main(["serve", "--db", untouched, "--port", "0"], typo)).toBe(1);
+      expect(typo.err()).toContain(`${name} must be a whole number, not "12O"`);
+      expect(existsSync(untouched)).toBe(false);
+    }
   });
 
   it("serve: healthz, a key made by another process works at once and revocation too, and SIGTERM finishes in-flight requests", async () => {

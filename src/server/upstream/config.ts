@@ -1,3 +1,4 @@
+import { wholeNumberFromEnv } from "../env.js";
 import { VerbatimError } from "../../core/errors.js";
 import { PROVIDER_IDS, isProviderId, type ProviderId } from "../../providers/index.js";
 
@@ -82,15 +83,7 @@ function positiveInteger(
   name: string,
   fallback: number,
 ): number {
-  const text = env[name];
-  if (text === undefined || text.trim() === "") return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new VerbatimError("invalid_argument", `${name} must be a whole number, not "${text}"`, {
-      where: name,
-    });
-  }
-  return value;
+  return wholeNumberFromEnv(env, name) ?? fallback;
 }
 
 /** The upstream configuration an environment describes. */
