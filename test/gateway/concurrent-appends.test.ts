@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { expect, it } from "vitest";
 import { GatewayMessageStore } from "../../src/gateway/message-store.js";
 import {
@@ -9,10 +7,10 @@ import {
   uniqueName,
   type TestDialect,
 } from "../support/databases.js";
+import { startGatedWorker } from "../support/gated-worker.js";
 
 const WORKERS = 4;
 const COUNT = 25;
-const root = new URL("../../", import.meta.url).pathname;
 
 interface WorkerResult {
   own: string[];
@@ -22,26 +20,7 @@ interface WorkerResult {
 }
 
 function startWorker(args: string[]) {
-  const child = spawn(
-    process.execPath,
-    ["bin/run-ts.js", "test/gateway/concurrent-append-worker.ts", ...args],
-    { cwd: root, stdio: ["pipe", "pipe", "pipe"] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const output: string[] = [];
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (onReady = resolve));
-  lines.on("line", (line) => (line === "ready" ? onReady() : output.push(line)));
-  const done = new Promise<WorkerResult>((resolve, reject) =>
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(output.join("")) as WorkerResult)
-        : reject(new Error(`worker exited ${code}: ${stderr}`)),
-    ),
-  );
-  return { ready, done, go: () => child.stdin.end("go\n") };
+  return startGatedWorker<WorkerResult>("test/gateway/concurrent-append-worker.ts", args);
 }
 
 async function runConcurrently(dialect: TestDialect) {
