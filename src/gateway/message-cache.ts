@@ -54,11 +54,6 @@ export class MessageCache {
       this.#bytes -= entry.bytes;
     }
   }
-
-  clear(): void {
-    this.#entries.clear();
-    this.#bytes = 0;
-  }
 }
 
 /** Freezes a message: blocks hold only strings and booleans, so freezing them is enough. */

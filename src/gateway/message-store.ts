@@ -1,5 +1,5 @@
 import { VerbatimError } from "../core/errors.js";
-import type { Block } from "../history/message.js";
+import type { Block, Role } from "../history/message.js";
 import type { StoreDatabase } from "../store/database.js";
 import {
   findConversation,
@@ -25,6 +25,7 @@ import type {
   GatewayConversation,
   GatewayFacts,
   GatewayMessage,
+  GatewayMessageMetadata,
   GatewayMessageStatus,
 } from "./message-types.js";
 import { MessageCache } from "./message-cache.js";
@@ -304,19 +305,11 @@ export class GatewayMessageStore {
       // durable commit) finishes it. When it updates nothing, the message was finished
       // elsewhere meanwhile; the checked path below reports that.
       this.#started.delete(id);
-      const metadata = {
-        caller: started.message.metadata.caller,
-        gateway: { ...started.message.metadata.gateway, ...facts },
-      };
-      const final = {
-        status,
-        content:
-          content === undefined
-            ? started.contentText
-            : serializeContent(content, started.message.role, this.limits, "content"),
-        metadata: JSON.stringify(metadata),
-        updated_at: this.now(),
-      };
+      const { final, metadata } = this.#finalColumns(status, content, facts, {
+        contentText: started.contentText,
+        role: started.message.role,
+        metadata: started.message.metadata,
+      });
       if (await finishMessageRow(this.database.db, subject, id, final)) {
         const message: GatewayMessage = {
           ...started.message,
@@ -329,38 +322,58 @@ export class GatewayMessageStore {
         return message;
       }
     }
-    return inTransaction(this.database, async (trx) => {
-      const row = await findMessageRow(trx, subject, id);
-      if (row === undefined) throw messageNotFound(id);
-      if (row.status !== "in_progress") {
+    const row = await inTransaction(this.database, async (trx) => {
+      const stored = await findMessageRow(trx, subject, id);
+      if (stored === undefined) throw messageNotFound(id);
+      if (stored.status !== "in_progress") {
         throw new VerbatimError(
           "gateway_message_not_in_progress",
-          `message ${id} is already ${row.status}; a finished message never changes`,
+          `message ${id} is already ${stored.status}; a finished message never changes`,
           { where: id, hint: "Read the message for its final state" },
         );
       }
-      const stored = parseStoredMetadata(row, row.metadata);
-      const role = row.role as "user" | "assistant" | "tool";
-      const final = {
-        status,
-        content:
-          content === undefined
-            ? row.content
-            : serializeContent(content, role, this.limits, "content"),
-        metadata: JSON.stringify({
-          caller: stored.caller,
-          gateway: { ...stored.gateway, ...facts },
-        }),
-        updated_at: this.now(),
-      };
+      const { final } = this.#finalColumns(status, content, facts, {
+        contentText: stored.content,
+        role: stored.role as Role,
+        metadata: parseStoredMetadata(stored, stored.metadata),
+      });
       if (!(await finishMessageRow(trx, subject, id, final))) throw messageNotFound(id);
-      return { row: { ...row, ...final } };
-    }).then(({ row }) => {
-      // Kept only once committed: a rolled-back finish leaves nothing behind.
-      const message = messageFromRow(row);
-      this.#cache.add(message, row.content.length + row.metadata.length);
-      return message;
+      return { ...stored, ...final };
     });
+    // Kept only once committed: a rolled-back finish leaves nothing behind.
+    const message = messageFromRow(row);
+    this.#cache.add(message, row.content.length + row.metadata.length);
+    return message;
+  }
+
+  /**
+   * The columns a finish writes: the final status, the final content (the stored one when none
+   * is given) and the stored metadata with the gateway facts known at the end merged in.
+   */
+  #finalColumns(
+    status: FinalStatus,
+    content: readonly Block[] | undefined,
+    facts: GatewayFacts,
+    stored: {
+      readonly contentText: string;
+      readonly role: Role;
+      readonly metadata: GatewayMessageMetadata;
+    },
+  ) {
+    const metadata: GatewayMessageMetadata = {
+      caller: stored.metadata.caller,
+      gateway: { ...stored.metadata.gateway, ...facts },
+    };
+    const final = {
+      status,
+      content:
+        content === undefined
+          ? stored.contentText
+          : serializeContent(content, stored.role, this.limits, "content"),
+      metadata: JSON.stringify(metadata),
+      updated_at: this.now(),
+    };
+    return { final, metadata };
   }
 
   async getMessage(subjectUid: string, messageId: string): Promise<GatewayMessage> {

@@ -39,13 +39,10 @@ export const nodeHttpPost: HttpPost = (url, init) =>
       headers: { ...init.headers, "content-length": String(init.body.byteLength) },
       signal: init.signal,
     };
+    const onResponse = (response: IncomingMessage) => resolve(replyOf(response));
     const request = secure
-      ? httpsRequest(target, { ...options, agent: httpsAgent }, (response) =>
-          resolve(replyOf(response)),
-        )
-      : httpRequest(target, { ...options, agent: httpAgent }, (response) =>
-          resolve(replyOf(response)),
-        );
+      ? httpsRequest(target, { ...options, agent: httpsAgent }, onResponse)
+      : httpRequest(target, { ...options, agent: httpAgent }, onResponse);
     request.on("error", reject);
     request.end(init.body);
   });

@@ -93,13 +93,7 @@ export class AnthropicStreamParser implements StreamParser {
   }
 
   finish(): RoundResult {
-    if (!this.builder.finished) {
-      throw new VerbatimError(
-        "provider_response_invalid",
-        "the Anthropic stream ended before message_stop",
-      );
-    }
-    return this.builder.build();
+    return this.builder.buildFinished("the Anthropic stream ended before message_stop");
   }
 
   private handle(data: JsonValue): void {

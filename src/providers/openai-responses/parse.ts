@@ -50,13 +50,7 @@ export class ResponsesStreamParser implements StreamParser {
   }
 
   finish(): RoundResult {
-    if (!this.builder.finished) {
-      throw new VerbatimError(
-        "provider_response_invalid",
-        "the Responses stream ended before response.completed",
-      );
-    }
-    return this.builder.build();
+    return this.builder.buildFinished("the Responses stream ended before response.completed");
   }
 
   private handle(data: JsonValue): void {

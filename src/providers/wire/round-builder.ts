@@ -150,6 +150,12 @@ export class RoundBuilder {
     return this.toolSlots.size;
   }
 
+  /** The result of a stream that must have said it finished; `early` says what it lacked. */
+  buildFinished(early: string): RoundResult {
+    if (!this.finished) throw new VerbatimError("provider_response_invalid", early);
+    return this.build();
+  }
+
   build(): RoundResult {
     const content: Block[] = [];
     const blockSignatures: { block: number; signature: string }[] = [];
