@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { VerbatimError } from "../core/errors.js";
 import { sha256Hex } from "../core/hash.js";
 import type { StoreDatabase } from "../store/index.js";
+import { queryTemplate } from "../store/query-template.js";
 
 /**
  * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its
@@ -81,17 +82,24 @@ export async function revokeApiKey(
   return { subjectUid: row.subject_uid, revokedAt };
 }
 
+const keyQuery = queryTemplate<
+  [string],
+  { readonly subject_uid: string; readonly revoked_at: string | null }
+>((db, slot) =>
+  db
+    .selectFrom("verbatim_api_keys")
+    .select(["subject_uid", "revoked_at"])
+    .where("key_sha256", "=", slot(0)),
+);
+
 /** The subject a live key acts for; undefined for unknown, malformed or revoked keys. */
 export async function subjectOfApiKey(
   database: StoreDatabase,
   key: string,
 ): Promise<string | undefined> {
   if (!looksLikeApiKey(key)) return undefined;
-  const row = await database.db
-    .selectFrom("verbatim_api_keys")
-    .select(["subject_uid", "revoked_at"])
-    .where("key_sha256", "=", sha256Hex(key))
-    .executeTakeFirst();
+  const { rows } = await keyQuery.run(database.db, sha256Hex(key));
+  const row = rows[0];
   if (row === undefined || row.revoked_at !== null) return undefined;
   return row.subject_uid;
 }

@@ -1,24 +1,38 @@
 import type { Kysely, Selectable } from "kysely";
+import { queryTemplate } from "../query-template.js";
 import type { GatewayConversationTable, StoreSchema } from "../schema.js";
 
 export type ConversationRow = Selectable<GatewayConversationTable>;
+
+const insertConversationQuery = queryTemplate<[string, string, string, string], never>((db, slot) =>
+  db.insertInto("ai_gateway_conversations").values({
+    id: slot(0),
+    subject_uid: slot(1),
+    created_at: slot(2),
+    metadata: slot(3),
+  }),
+);
 
 export async function insertConversation(
   db: Kysely<StoreSchema>,
   row: ConversationRow,
 ): Promise<void> {
-  await db.insertInto("ai_gateway_conversations").values(row).execute();
+  await insertConversationQuery.run(db, row.id, row.subject_uid, row.created_at, row.metadata);
 }
+
+const findConversationQuery = queryTemplate<[string, string], ConversationRow>((db, slot) =>
+  db
+    .selectFrom("ai_gateway_conversations")
+    .selectAll()
+    .where("id", "=", slot(0))
+    .where("subject_uid", "=", slot(1)),
+);
 
 export async function findConversation(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   conversationId: string,
 ): Promise<ConversationRow | undefined> {
-  return db
-    .selectFrom("ai_gateway_conversations")
-    .selectAll()
-    .where("id", "=", conversationId)
-    .where("subject_uid", "=", subjectUid)
-    .executeTakeFirst();
+  const { rows } = await findConversationQuery.run(db, conversationId, subjectUid);
+  return rows[0];
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import { selectRowArrays } from "../array-rows.js";
+import { queryTemplate, type QueryTemplate } from "../query-template.js";
 import type { GatewayMessageTable, StoreSchema } from "../schema.js";
 
 /**
@@ -56,17 +57,21 @@ export interface AnchorRow {
   readonly status: string;
 }
 
+const findAnchorQuery = queryTemplate<[string, string], AnchorRow>((db, slot) =>
+  db
+    .selectFrom("ai_gateway_messages")
+    .select(["id", "conversation_id", "branch_id", "depth", "context_start_depth", "status"])
+    .where("id", "=", slot(0))
+    .where("subject_uid", "=", slot(1)),
+);
+
 export async function findAnchor(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   messageId: string,
 ): Promise<AnchorRow | undefined> {
-  return db
-    .selectFrom("ai_gateway_messages")
-    .select(["id", "conversation_id", "branch_id", "depth", "context_start_depth", "status"])
-    .where("id", "=", messageId)
-    .where("subject_uid", "=", subjectUid)
-    .executeTakeFirst();
+  const { rows } = await findAnchorQuery.run(db, messageId, subjectUid);
+  return rows[0];
 }
 
 export async function findMessageRow(
@@ -103,20 +108,29 @@ export async function findMessageRows(
  * something already continues it (then the caller starts a fork). On PostgreSQL the update
  * locks the branch row, so of two concurrent continuations of one tip exactly one extends it.
  */
+const claimBranchTipQuery = queryTemplate<[number, string, string, number], never>((db, slot) =>
+  db
+    .updateTable("ai_gateway_branches")
+    .set({ tip_depth: slot(0) })
+    .where("id", "=", slot(1))
+    .where("subject_uid", "=", slot(2))
+    .where("tip_depth", "=", slot(3)),
+);
+
 export async function claimBranchTip(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   anchor: AnchorRow,
   count: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable("ai_gateway_branches")
-    .set({ tip_depth: anchor.depth + count })
-    .where("id", "=", anchor.branch_id)
-    .where("subject_uid", "=", subjectUid)
-    .where("tip_depth", "=", anchor.depth)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const result = await claimBranchTipQuery.run(
+    db,
+    anchor.depth + count,
+    anchor.branch_id,
+    subjectUid,
+    anchor.depth,
+  );
+  return result.numAffectedRows === 1n;
 }
 
 export interface NewBranch {
@@ -129,39 +143,112 @@ export interface NewBranch {
   readonly created_at: string;
 }
 
+const BRANCH_COLUMNS = [
+  "id",
+  "subject_uid",
+  "conversation_id",
+  "parent_branch_id",
+  "fork_depth",
+  "tip_depth",
+  "created_at",
+] as const satisfies readonly (keyof NewBranch)[];
+
+const insertBranchQuery = insertRowsQuery("ai_gateway_branches", BRANCH_COLUMNS, 1);
+
 export async function insertBranch(db: Kysely<StoreSchema>, branch: NewBranch): Promise<void> {
-  await db.insertInto("ai_gateway_branches").values(branch).execute();
+  await insertBranchQuery.run(db, ...BRANCH_COLUMNS.map((column) => branch[column]));
 }
+
+const MESSAGE_COLUMNS = [
+  "id",
+  "subject_uid",
+  "conversation_id",
+  "previous_message_id",
+  "type",
+  "role",
+  "status",
+  "content",
+  "metadata",
+  "branch_id",
+  "depth",
+  "context_start_depth",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof MessageRow)[];
+
+/** Insert statements of 1 to 8 message rows, kept compiled (most writes are a turn or less). */
+const insertMessageQueries = new Map<number, QueryTemplate<unknown[], never>>();
+const MAX_TEMPLATE_ROWS = 8;
 
 export async function insertMessageRows(
   db: Kysely<StoreSchema>,
   rows: readonly MessageRow[],
 ): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto("ai_gateway_messages")
-    .values([...rows])
-    .execute();
+  if (rows.length > MAX_TEMPLATE_ROWS) {
+    await db
+      .insertInto("ai_gateway_messages")
+      .values([...rows])
+      .execute();
+    return;
+  }
+  let query = insertMessageQueries.get(rows.length);
+  if (query === undefined) {
+    query = insertRowsQuery("ai_gateway_messages", MESSAGE_COLUMNS, rows.length);
+    insertMessageQueries.set(rows.length, query);
+  }
+  await query.run(db, ...rows.flatMap((row) => MESSAGE_COLUMNS.map((column) => row[column])));
+}
+
+/** `insert into table (columns…) values (…), (…)` of `count` rows, values column by column. */
+function insertRowsQuery(
+  table: "ai_gateway_messages" | "ai_gateway_branches",
+  columns: readonly string[],
+  count: number,
+): QueryTemplate<unknown[], never> {
+  return queryTemplate<unknown[], never>((db, slot) =>
+    db
+      .insertInto(table)
+      .values(
+        Array.from({ length: count }, (_, row) =>
+          Object.fromEntries(
+            columns.map((column, index) => [column, slot(row * columns.length + index)]),
+          ),
+        ) as never,
+      ),
+  );
 }
 
 /**
  * Sets the final status and content of an in_progress message; false when no in_progress
  * message of the subject has this id.
  */
+const finishMessageQuery = queryTemplate<[string, string, string, string, string, string], never>(
+  (db, slot) =>
+    db
+      .updateTable("ai_gateway_messages")
+      .set({ status: slot(0), content: slot(1), metadata: slot(2), updated_at: slot(3) })
+      .where("id", "=", slot(4))
+      .where("subject_uid", "=", slot(5))
+      .where("status", "=", "in_progress"),
+);
+
 export async function finishMessageRow(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   messageId: string,
   final: { status: string; content: string; metadata: string; updated_at: string },
 ): Promise<boolean> {
-  const result = await db
-    .updateTable("ai_gateway_messages")
-    .set(final)
-    .where("id", "=", messageId)
-    .where("subject_uid", "=", subjectUid)
-    .where("status", "=", "in_progress")
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const result = await finishMessageQuery.run(
+    db,
+    final.status,
+    final.content,
+    final.metadata,
+    final.updated_at,
+    messageId,
+    subjectUid,
+  );
+  return result.numAffectedRows === 1n;
 }
 
 /** One branch's part of a chain: its messages with depth in (`after`, `through`]. */

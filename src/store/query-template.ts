@@ -1,0 +1,75 @@
+import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from "kysely";
+import type { StoreSchema } from "./schema.js";
+
+/**
+ * A query written once with Kysely, compiled once per database and then run with new values.
+ *
+ * Building a query with Kysely's builder and compiling it costs more than running it on a
+ * small row: measured here 0.64 vs 0.46 ms for one durable UPDATE after the process sat idle.
+ * The statements every request runs (an API key's lookup, an anchor's lookup, a finish) are
+ * therefore built with placeholders: `slot(i)` stands for the i-th value of `run`. The compiled
+ * SQL is kept for the database's dialect and its parameters are filled in for each run, so
+ * the query stays the one Kysely wrote for that dialect.
+ */
+export interface QueryTemplate<Values extends readonly unknown[], Row> {
+  run(db: Kysely<StoreSchema>, ...values: Values): Promise<QueryResult<Row>>;
+}
+
+const SLOT_PREFIX = "\u0000verbatim-query-slot:";
+
+/** What a compiled template knows: its SQL, and where each parameter's value comes from. */
+interface Compiled {
+  readonly sql: string;
+  /** Per parameter: the index of the value it takes, or the constant the template holds. */
+  readonly sources: readonly ({ readonly slot: number } | { readonly constant: unknown })[];
+  readonly slotCount: number;
+}
+
+/**
+ * `build` writes the query; each value that changes between runs is `slot(index)` (typed as
+ * whatever the builder expects there). Every slot from 0 to `values.length - 1` must be used.
+ */
+export function queryTemplate<Values extends readonly unknown[], Row>(
+  build: (db: Kysely<StoreSchema>, slot: (index: number) => never) => Compilable<Row>,
+): QueryTemplate<Values, Row> {
+  // One compilation per dialect adapter: a transaction shares its database's adapter.
+  const compiledFor = new WeakMap<object, Compiled>();
+  const compile = (db: Kysely<StoreSchema>): Compiled => {
+    const query = build(db, (index) => `${SLOT_PREFIX}${index}` as never).compile();
+    if (query.sql.includes(SLOT_PREFIX)) {
+      throw new Error(`a query template inlined a slot into its SQL: ${query.sql}`);
+    }
+    const used = new Set<number>();
+    const sources = query.parameters.map((parameter) => {
+      if (typeof parameter === "string" && parameter.startsWith(SLOT_PREFIX)) {
+        const slot = Number(parameter.slice(SLOT_PREFIX.length));
+        used.add(slot);
+        return { slot };
+      }
+      return { constant: parameter };
+    });
+    for (let index = 0; index < used.size; index++) {
+      if (!used.has(index)) throw new Error(`a query template does not use slot ${index}`);
+    }
+    return { sql: query.sql, sources, slotCount: used.size };
+  };
+  return {
+    async run(db, ...values) {
+      const adapter = db.getExecutor().adapter;
+      let compiled = compiledFor.get(adapter);
+      if (compiled === undefined) {
+        compiled = compile(db);
+        compiledFor.set(adapter, compiled);
+      }
+      if (values.length !== compiled.slotCount) {
+        throw new Error(`a query template of ${compiled.slotCount} values got ${values.length}`);
+      }
+      const parameters = compiled.sources.map((source) =>
+        "slot" in source ? values[source.slot] : source.constant,
+      );
+      return (await db.executeQuery(
+        CompiledQuery.raw(compiled.sql, parameters),
+      )) as QueryResult<Row>;
+    },
+  };
+}
