@@ -264,6 +264,8 @@ async function measureOverhead(
     String(thinkMs),
   ]);
   const upstreamUrl_ = upstream_.firstLine.trim();
+  const bare = await child(["bin/run-ts.js", "bench/server/bare-proxy.ts", upstreamUrl_]);
+  const bareUrl = bare.firstLine.trim();
   const server = await child(
     ["bin/verbatim.js", "serve", "--db", databaseText, "--port", "0"],
     serverEnv(upstreamUrl_),
@@ -281,6 +283,12 @@ async function measureOverhead(
         headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
         body: () => upstreamBody,
       },
+      count,
+    );
+    // The floor: a pass-through proxy that stores and checks nothing, in the same run.
+    const viaBareProxy = await sequential(
+      bareUrl,
+      { method: "POST", headers: { "content-type": "application/json" }, body: () => upstreamBody },
       count,
     );
     const caller = { authorization: `Bearer ${key}`, "content-type": "application/json" };
@@ -309,13 +317,16 @@ async function measureOverhead(
       );
       const over = measured.p50 - alone.p50;
       lines.push(
-        `| ${database} | ${label} | ${what} | ${alone.p50.toFixed(2)} | ${measured.p50.toFixed(2)} | ` +
-          `${measured.p90.toFixed(2)} | +${over.toFixed(2)} ms | ${over < 2 ? "met" : "NOT met"} |`,
+        `| ${database} | ${label} | ${what} | ${alone.p50.toFixed(2)} | ` +
+          `${viaBareProxy.p50.toFixed(2)} (+${(viaBareProxy.p50 - alone.p50).toFixed(2)}) | ` +
+          `${measured.p50.toFixed(2)} | ${measured.p90.toFixed(2)} | +${over.toFixed(2)} ms | ` +
+          `+${(measured.p50 - viaBareProxy.p50).toFixed(2)} ms | ${over < 2 ? "met" : "NOT met"} |`,
       );
     }
     return lines;
   } finally {
     await stop(server.process);
+    await stop(bare.process);
     await stop(upstream_.process);
   }
 }
@@ -467,9 +478,10 @@ process.stdout.write(
   `\nThe server's overhead at p50 (goal: under 2 ms over the upstream): ${SEQUENTIAL} requests ` +
     `(${Math.ceil(SEQUENTIAL / 5)} with think time) ` +
     "one after another on one kept-alive connection, timed to the last byte; the upstream " +
-    "alone, then the server on it\n\n" +
-    "| database | upstream | POST /v1/responses | upstream alone p50 ms | server p50 ms | server p90 ms | over the upstream | goal |\n" +
-    "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n" +
+    "alone, a bare pass-through proxy on it (the floor of any server in between: no parsing, " +
+    "storage or checks), then the server on it\n\n" +
+    "| database | upstream | POST /v1/responses | upstream alone p50 ms | bare proxy p50 ms | server p50 ms | server p90 ms | over the upstream | over the bare proxy | goal |\n" +
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n" +
     `${overheads.join("\n")}\n\nUnder load (autocannon, whole milliseconds):\n\n`,
 );
 process.stdout.write(

@@ -54,6 +54,11 @@ export interface AppendPlan {
   readonly conversationId: string | undefined;
   /** The anchor, or null to start a chain (a new conversation when no conversationId). */
   readonly previousMessageId: string | null;
+  /**
+   * The anchor's row facts when the caller knows them (a final message's never change); read
+   * from the database otherwise. Only for this subject's message `previousMessageId`.
+   */
+  readonly knownAnchor?: AnchorRow;
   readonly messages: readonly PreparedMessage[];
   /** Metadata of a conversation this append creates. */
   readonly conversationMetadata: CallerMetadata;
@@ -121,7 +126,10 @@ async function appendInTransaction(
   let firstDepth: number;
   let contextStart: number;
   if (plan.previousMessageId !== null) {
-    anchor = await findAnchor(trx, subjectUid, plan.previousMessageId);
+    anchor =
+      plan.knownAnchor?.id === plan.previousMessageId
+        ? plan.knownAnchor
+        : await findAnchor(trx, subjectUid, plan.previousMessageId);
     if (
       anchor === undefined ||
       (plan.conversationId !== undefined && anchor.conversation_id !== plan.conversationId)

@@ -1,3 +1,4 @@
+import { sql, type KyselyPlugin, type RootOperationNode } from "kysely";
 import { describe, expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../test/support/databases.js";
 import { MessageCache } from "./message-cache.js";
@@ -33,6 +34,85 @@ describeEachDialect("gateway message cache", (getDatabase) => {
     await expect(uncached().readContext(subject, tip)).rejects.toMatchObject({
       code: "store_row_invalid",
     });
+  });
+
+  it("B4 continuing or reading a cached message reads no row of it; the chain still forks", async () => {
+    const subject = uniqueName("subject");
+    const reads: string[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery(args) {
+        const node = args.node as RootOperationNode;
+        // Reads: selects, and raw SQL other than transaction control (the chain walk is raw).
+        if (node.kind === "SelectQueryNode") reads.push(node.kind);
+        if (
+          node.kind === "RawNode" &&
+          !/^\s*(begin|commit|rollback)/i.test(node.sqlFragments.join(""))
+        ) {
+          reads.push(node.sqlFragments.join("?"));
+        }
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const database = getDatabase();
+    const store = new GatewayMessageStore({ ...database, db: database.db.withPlugin(recorder) });
+    const [, answer] = await store.appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "u1"), say("assistant", "a1")],
+    });
+    const anchor = answer?.id ?? "";
+    reads.length = 0;
+    const context = await store.readContext(subject, anchor);
+    const next = await store.appendMessages(subject, {
+      previousMessageId: anchor,
+      messages: [say("user", "u2")],
+    });
+    const sibling = await store.appendMessages(subject, {
+      previousMessageId: anchor,
+      messages: [say("user", "u2 other")],
+    });
+    expect(reads).toEqual([]);
+    // The same answers a store without cache gives from the rows.
+    expect(context).toEqual(await uncached().readContext(subject, anchor));
+    for (const branch of [next, sibling]) {
+      const id = branch[0]?.id ?? "";
+      const fromRows = await uncached().readContext(subject, id);
+      expect(fromRows.messages.map((message) => message.content)).toEqual(
+        [...context.messages, ...branch].map((message) => message.content),
+      );
+      expect(await store.readContext(subject, id)).toEqual(fromRows);
+    }
+    expect(await uncached().listContinuations(subject, anchor)).toEqual([
+      next[0]?.id,
+      sibling[0]?.id,
+    ]);
+  });
+
+  it("B4 another subject's cached message is still a missing anchor: nothing read or written", async () => {
+    const owner = uniqueName("subject");
+    const other = uniqueName("subject");
+    const store = new GatewayMessageStore(getDatabase());
+    const [message] = await store.appendMessages(owner, {
+      previousMessageId: null,
+      messages: [say("user", "mine")],
+    });
+    const id = message?.id ?? "";
+    const count = async () =>
+      Number(
+        (
+          await sql<{ n: number }>`select count(*) as n from ai_gateway_messages`.execute(
+            getDatabase().db,
+          )
+        ).rows[0]?.n,
+      );
+    const before = await count();
+    await expect(store.readContext(other, id)).rejects.toMatchObject({
+      code: "gateway_message_not_found",
+    });
+    await expect(
+      store.appendMessages(other, { previousMessageId: id, messages: [say("user", "theirs")] }),
+    ).rejects.toMatchObject({ code: "gateway_message_not_found" });
+    expect(await count()).toBe(before);
   });
 
   it("B4 a chain partly in memory is completed from the database, in order, forks included", async () => {
@@ -138,24 +218,33 @@ describe("MessageCache", () => {
     updatedAt: "2026-11-30T00:00:00.000Z",
   });
 
+  const anchorFacts = {
+    id: "a",
+    conversation_id: "conv",
+    branch_id: "branch",
+    depth: 0,
+    context_start_depth: 0,
+    status: "completed",
+  };
+
   it("B4 keeps the most recently used messages within its byte budget", () => {
     const cache = new MessageCache(3 * (1000 + 256));
-    for (const id of ["a", "b", "c"]) cache.add(message(id, id), 1000);
+    for (const id of ["a", "b", "c"]) cache.add(message(id, id), anchorFacts, 1000);
     expect(cache.get("a")?.id).toBe("a");
-    cache.add(message("d", "d"), 1000);
+    cache.add(message("d", "d"), anchorFacts, 1000);
     expect(cache.get("b")).toBeUndefined();
     expect(["a", "c", "d"].map((id) => cache.get(id)?.id)).toEqual(["a", "c", "d"]);
     expect(cache.bytes).toBeLessThanOrEqual(cache.maxBytes);
-    cache.add(message("huge", "x"), 10_000);
+    cache.add(message("huge", "x"), anchorFacts, 10_000);
     expect(cache.get("huge")).toBeUndefined();
     expect(cache.size).toBe(3);
   });
 
   it("B3 keeps only final messages, frozen, so no reader can change another's", () => {
     const cache = new MessageCache(1 << 20);
-    cache.add({ ...message("p", "partial"), status: "in_progress" }, 10);
+    cache.add({ ...message("p", "partial"), status: "in_progress" }, anchorFacts, 10);
     expect(cache.get("p")).toBeUndefined();
-    cache.add(message("f", "final"), 10);
+    cache.add(message("f", "final"), anchorFacts, 10);
     const kept = cache.get("f");
     expect(Object.isFrozen(kept)).toBe(true);
     expect(Object.isFrozen(kept?.content[0])).toBe(true);
@@ -166,7 +255,7 @@ describe("MessageCache", () => {
 
   it("B4 a budget of 0 keeps nothing", () => {
     const cache = new MessageCache(0);
-    cache.add(message("a", "a"), 1);
+    cache.add(message("a", "a"), anchorFacts, 1);
     expect(cache.size).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import type { AnchorRow } from "../store/repositories/gateway-messages.js";
 import type { GatewayMessage } from "./message-types.js";
 
 /** Bytes a message is counted as, beside its JSON text: ids, times and object overhead. */
@@ -8,12 +9,16 @@ const ENTRY_OVERHEAD = 256;
  * (counted as the length of their stored JSON plus a fixed overhead). Only messages with a final
  * status are kept: a final message never changes (docs/store.md), so an entry is never stale,
  * also when several processes share one database. Entries are frozen, since every reader gets
- * the same objects.
+ * the same objects. Beside each message, what appending to it and reading its context need to
+ * know of its row (its anchor facts: branch, depth, context start), which never change either.
  */
 export class MessageCache {
   readonly maxBytes: number;
   #bytes = 0;
-  readonly #entries = new Map<string, { message: GatewayMessage; bytes: number }>();
+  readonly #entries = new Map<
+    string,
+    { message: GatewayMessage; anchor: AnchorRow; bytes: number }
+  >();
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
@@ -28,15 +33,23 @@ export class MessageCache {
   }
 
   get(id: string): GatewayMessage | undefined {
+    return this.entry(id)?.message;
+  }
+
+  /** The message and its anchor facts, most recently used from now on. */
+  entry(id: string): { readonly message: GatewayMessage; readonly anchor: AnchorRow } | undefined {
     const entry = this.#entries.get(id);
     if (entry === undefined) return undefined;
     this.#entries.delete(id);
     this.#entries.set(id, entry);
-    return entry.message;
+    return entry;
   }
 
-  /** Keeps a final message; `jsonLength` is the length of its stored content and metadata. */
-  add(message: GatewayMessage, jsonLength: number): void {
+  /**
+   * Keeps a final message with its anchor facts; `jsonLength` is the length of its stored
+   * content and metadata.
+   */
+  add(message: GatewayMessage, anchor: AnchorRow, jsonLength: number): void {
     if (message.status === "in_progress" || this.maxBytes <= 0) return;
     const bytes = jsonLength + ENTRY_OVERHEAD;
     if (bytes > this.maxBytes) return;
@@ -45,7 +58,11 @@ export class MessageCache {
       this.#entries.delete(message.id);
       this.#bytes -= previous.bytes;
     }
-    this.#entries.set(message.id, { message: freezeMessage(message), bytes });
+    this.#entries.set(message.id, {
+      message: freezeMessage(message),
+      anchor: Object.freeze(anchor),
+      bytes,
+    });
     this.#bytes += bytes;
     if (this.#bytes <= this.maxBytes) return;
     for (const [id, entry] of this.#entries) {

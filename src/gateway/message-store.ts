@@ -31,6 +31,7 @@ import type {
 import { MessageCache } from "./message-cache.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
 import {
+  anchorOfRow,
   conversationFromRow,
   messageFromChainRow,
   messageFromRow,
@@ -128,7 +129,7 @@ export class GatewayMessageStore {
   readonly #cache: MessageCache;
   readonly #started = new Map<
     string,
-    { readonly message: GatewayMessage; readonly contentText: string }
+    { readonly message: GatewayMessage; readonly anchor: AnchorRow; readonly contentText: string }
   >();
 
   constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
@@ -139,9 +140,9 @@ export class GatewayMessageStore {
   }
 
   /** An in_progress message this store wrote, so that finishing it takes one statement. */
-  #rememberStarted(message: GatewayMessage, contentText: string): void {
+  #rememberStarted(message: GatewayMessage, anchor: AnchorRow, contentText: string): void {
     // A copy: the caller owns the returned message and may change it.
-    this.#started.set(message.id, { message: structuredClone(message), contentText });
+    this.#started.set(message.id, { message: structuredClone(message), anchor, contentText });
     for (const id of this.#started.keys()) {
       if (this.#started.size <= MAX_REMEMBERED_STARTS) break;
       this.#started.delete(id);
@@ -222,11 +223,24 @@ export class GatewayMessageStore {
         messages,
         conversationMetadata,
         now: this.now(),
+        ...this.#knownAnchor(subject, request.previousMessageId),
       },
       request.idempotencyKey,
       "append",
       { ...request, messages },
     );
+  }
+
+  /**
+   * The anchor facts of a final message of this subject the cache holds: messages are never
+   * deleted and a final message never changes, so they spare reading its row again.
+   */
+  #knownAnchor(subject: string, id: string | null): { readonly knownAnchor?: AnchorRow } {
+    if (id === null) return {};
+    const entry = this.#cache.entry(id);
+    return entry !== undefined && entry.message.subjectUid === subject
+      ? { knownAnchor: entry.anchor }
+      : {};
   }
 
   /** Appends with an idempotency key, when given, and returns the stored messages. */
@@ -253,8 +267,9 @@ export class GatewayMessageStore {
         const prepared = plan.messages[index];
         if (prepared === undefined) throw new Error("append stored more rows than messages");
         const message = messageFromWrittenRow(row, prepared);
-        if (message.status === "in_progress") this.#rememberStarted(message, row.content);
-        else this.#cache.add(message, row.content.length + row.metadata.length);
+        const anchor = anchorOfRow(row);
+        if (message.status === "in_progress") this.#rememberStarted(message, anchor, row.content);
+        else this.#cache.add(message, anchor, row.content.length + row.metadata.length);
         return message;
       });
     }
@@ -318,7 +333,11 @@ export class GatewayMessageStore {
           metadata,
           updatedAt: final.updated_at,
         };
-        this.#cache.add(message, final.content.length + final.metadata.length);
+        this.#cache.add(
+          message,
+          { ...started.anchor, status },
+          final.content.length + final.metadata.length,
+        );
         return message;
       }
     }
@@ -342,7 +361,7 @@ export class GatewayMessageStore {
     });
     // Kept only once committed: a rolled-back finish leaves nothing behind.
     const message = messageFromRow(row);
-    this.#cache.add(message, row.content.length + row.metadata.length);
+    this.#cache.add(message, anchorOfRow(row), row.content.length + row.metadata.length);
     return message;
   }
 
@@ -399,7 +418,7 @@ export class GatewayMessageStore {
   async readContext(subjectUid: string, anchorId: string): Promise<MessageContext> {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, anchorId, "anchorId");
-    const anchor = await findAnchor(this.database.db, subject, id);
+    const anchor = await this.#findAnchor(subject, id);
     if (anchor === undefined) throw messageNotFound(id);
     const messages = await this.#readChain(subject, anchor, anchor.context_start_depth);
     const last = messages[messages.length - 1];
@@ -411,9 +430,17 @@ export class GatewayMessageStore {
   async readFullChain(subjectUid: string, anchorId: string): Promise<GatewayMessage[]> {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, anchorId, "anchorId");
-    const anchor = await findAnchor(this.database.db, subject, id);
+    const anchor = await this.#findAnchor(subject, id);
     if (anchor === undefined) throw messageNotFound(id);
     return this.#readChain(subject, anchor, 0);
+  }
+
+  /** A message's anchor facts: from the cache when it holds the message, else its row. */
+  async #findAnchor(subject: string, id: string): Promise<AnchorRow | undefined> {
+    return (
+      this.#knownAnchor(subject, id).knownAnchor ??
+      (await findAnchor(this.database.db, subject, id))
+    );
   }
 
   /**
@@ -443,7 +470,18 @@ export class GatewayMessageStore {
     if (end === undefined) throw messageNotFound(anchor.id);
     const older = await readChainRows(this.database.db, subject, end, fromDepth, (row) => {
       const message = messageFromChainRow(row, subject, anchor.conversation_id);
-      this.#cache.add(message, row.content.length + row.metadata.length);
+      this.#cache.add(
+        message,
+        {
+          id: row.id,
+          conversation_id: anchor.conversation_id,
+          branch_id: row.branch_id,
+          depth: row.depth,
+          context_start_depth: row.context_start_depth,
+          status: row.status,
+        },
+        row.content.length + row.metadata.length,
+      );
       return message;
     });
     return newest.length === 0 ? older : [...older, ...newest];

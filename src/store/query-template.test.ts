@@ -1,3 +1,4 @@
+import type { KyselyPlugin } from "kysely";
 import { describe, expect, it } from "vitest";
 import { describeEachDialect } from "../../test/support/databases.js";
 import { queryTemplate } from "./query-template.js";
@@ -97,5 +98,26 @@ describe("query templates", () => {
     } finally {
       await database.close();
     }
+  });
+});
+
+describeEachDialect("query templates and plugins", (getDatabase) => {
+  it("a database with a plugin sees every run's query; the plain database keeps its own SQL", async () => {
+    const { db } = getDatabase();
+    const seen: string[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery(args) {
+        seen.push(args.node.kind);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const lookup = queryTemplate<[string], never>((builder, slot) =>
+      builder.selectFrom("verbatim_api_keys").selectAll().where("subject_uid", "=", slot(0)),
+    );
+    await lookup.run(db, "plain");
+    await lookup.run(db.withPlugin(recorder), "one");
+    await lookup.run(db.withPlugin(recorder), "two");
+    expect(seen).toEqual(["SelectQueryNode", "SelectQueryNode"]);
   });
 });

@@ -9,7 +9,8 @@ import type { StoreSchema } from "./schema.js";
  * The statements every request runs (an API key's lookup, an anchor's lookup, a finish) are
  * therefore built with placeholders: `slot(i)` stands for the i-th value of `run`. The compiled
  * SQL is kept for the database's dialect and its parameters are filled in for each run, so
- * the query stays the one Kysely wrote for that dialect.
+ * the query stays the one Kysely wrote for that dialect. A database with Kysely plugins (tests
+ * recording statements) compiles every run, so its plugins see every query.
  */
 export interface QueryTemplate<Values extends readonly unknown[], Row> {
   run(db: Kysely<StoreSchema>, ...values: Values): Promise<QueryResult<Row>>;
@@ -55,11 +56,18 @@ export function queryTemplate<Values extends readonly unknown[], Row>(
   };
   return {
     async run(db, ...values) {
-      const adapter = db.getExecutor().adapter;
-      let compiled = compiledFor.get(adapter);
-      if (compiled === undefined) {
+      const executor = db.getExecutor();
+      let compiled: Compiled | undefined;
+      if (executor.plugins.length > 0) {
+        // Plugins may change the SQL and a database's plugins can differ from its adapter's
+        // other users: compile for this run alone.
         compiled = compile(db);
-        compiledFor.set(adapter, compiled);
+      } else {
+        compiled = compiledFor.get(executor.adapter);
+        if (compiled === undefined) {
+          compiled = compile(db);
+          compiledFor.set(executor.adapter, compiled);
+        }
       }
       if (values.length !== compiled.slotCount) {
         throw new Error(`a query template of ${compiled.slotCount} values got ${values.length}`);

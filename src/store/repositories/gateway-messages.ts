@@ -12,8 +12,8 @@ export type MessageRow = Selectable<GatewayMessageTable>;
 
 /**
  * A message row as a chain read returns it: without the columns every row of one chain shares
- * with its anchor (subject, conversation), that only the store uses (branch, context start) or
- * that follows from the type (role), so long contexts move less data.
+ * with its anchor (subject, conversation) or that follow from the type (role), so long contexts
+ * move less data.
  */
 export type ChainRow = Pick<
   MessageRow,
@@ -23,7 +23,9 @@ export type ChainRow = Pick<
   | "status"
   | "content"
   | "metadata"
+  | "branch_id"
   | "depth"
+  | "context_start_depth"
   | "created_at"
   | "updated_at"
 >;
@@ -312,6 +314,7 @@ export async function readChainRows<T>(
               "metadata",
             ),
             "depth",
+            "context_start_depth",
             "created_at",
             // Null when the row was never updated (most rows): one string fewer to read.
             sql<string | null>`case when updated_at <> created_at then updated_at end`.as(
@@ -336,15 +339,18 @@ export async function readChainRows<T>(
     status: "",
     content: "",
     metadata: "",
+    branch_id: "",
     depth: 0,
+    context_start_depth: 0,
     created_at: "",
     updated_at: "",
   };
   let previousId: string | null = null;
-  for (const part of parts) {
+  for (const [segment, part] of parts.entries()) {
+    row.branch_id = segments[segment]?.branch_id ?? "";
     for (const [index, values] of part.entries()) {
       const id = values[0] as string;
-      const createdAt = values[7] as string;
+      const createdAt = values[8] as string;
       row.id = id;
       row.previous_message_id = index === 0 ? (values[1] as string | null) : previousId;
       row.type = MESSAGE_TYPE_VALUES[values[2] as number] ?? "";
@@ -352,8 +358,9 @@ export async function readChainRows<T>(
       row.content = values[4] as string;
       row.metadata = (values[5] as string | null) ?? EMPTY_METADATA_JSON;
       row.depth = values[6] as number;
+      row.context_start_depth = values[7] as number;
       row.created_at = createdAt;
-      row.updated_at = (values[8] as string | null) ?? createdAt;
+      row.updated_at = (values[9] as string | null) ?? createdAt;
       results.push(each(row));
       previousId = id;
     }
