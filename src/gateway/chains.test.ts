@@ -332,6 +332,44 @@ describeEachDialect("gateway chains", (getDatabase) => {
     );
   });
 
+  it("B3 a finish's content is checked (nothing changes when it is wrong) and kept as a copy", async () => {
+    const subject = uniqueName("subject");
+    const one = store();
+    const [user] = await one.appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "go")],
+    });
+    const started = await one.startMessage(subject, {
+      previousMessageId: user?.id ?? "",
+      message: { role: "assistant", content: [] },
+    });
+    for (const [content, where] of [
+      [[{ type: "text", text: 42 }], "content[0].text"],
+      [[{ type: "text", text: "x", extra: true }], "content[0]"],
+      [{ type: "text", text: "not a list" }, "content"],
+    ] as const) {
+      await expect(
+        one.finishMessage(subject, started.id, {
+          status: "completed",
+          content: content as never,
+        }),
+      ).rejects.toMatchObject({ code: "gateway_input_invalid", where });
+    }
+    expect((await store().getMessage(subject, started.id)).status).toBe("in_progress");
+    const content = [{ type: "text" as const, text: "final" }];
+    const finished = await one.finishMessage(subject, started.id, {
+      status: "completed",
+      content,
+    });
+    // The caller's blocks stay the caller's: changing them afterwards changes nothing kept.
+    content[0]!.text = "changed by the caller";
+    expect(Object.isFrozen(content[0])).toBe(false);
+    expect(finished.content).toEqual([{ type: "text", text: "final" }]);
+    expect((await one.readContext(subject, started.id)).anchor.content).toEqual([
+      { type: "text", text: "final" },
+    ]);
+  });
+
   it("B3 every final status can end a message, and a failed message keeps its content", async () => {
     const subject = uniqueName("subject");
     const [user] = await store().appendMessages(subject, {

@@ -218,33 +218,24 @@ describe("MessageCache", () => {
     updatedAt: "2026-11-30T00:00:00.000Z",
   });
 
-  const anchorFacts = {
-    id: "a",
-    conversation_id: "conv",
-    branch_id: "branch",
-    depth: 0,
-    context_start_depth: 0,
-    status: "completed",
-  };
-
   it("B4 keeps the most recently used messages within its byte budget", () => {
     const cache = new MessageCache(3 * (1000 + 256));
-    for (const id of ["a", "b", "c"]) cache.add(message(id, id), anchorFacts, 1000);
+    for (const id of ["a", "b", "c"]) cache.add(message(id, id), "branch", 0, 1000);
     expect(cache.get("a")?.id).toBe("a");
-    cache.add(message("d", "d"), anchorFacts, 1000);
+    cache.add(message("d", "d"), "branch", 0, 1000);
     expect(cache.get("b")).toBeUndefined();
     expect(["a", "c", "d"].map((id) => cache.get(id)?.id)).toEqual(["a", "c", "d"]);
     expect(cache.bytes).toBeLessThanOrEqual(cache.maxBytes);
-    cache.add(message("huge", "x"), anchorFacts, 10_000);
+    cache.add(message("huge", "x"), "branch", 0, 10_000);
     expect(cache.get("huge")).toBeUndefined();
     expect(cache.size).toBe(3);
   });
 
   it("B3 keeps only final messages, frozen, so no reader can change another's", () => {
     const cache = new MessageCache(1 << 20);
-    cache.add({ ...message("p", "partial"), status: "in_progress" }, anchorFacts, 10);
+    cache.add({ ...message("p", "partial"), status: "in_progress" }, "branch", 0, 10);
     expect(cache.get("p")).toBeUndefined();
-    cache.add(message("f", "final"), anchorFacts, 10);
+    cache.add(message("f", "final"), "branch", 0, 10);
     const kept = cache.get("f");
     expect(Object.isFrozen(kept)).toBe(true);
     expect(Object.isFrozen(kept?.content[0])).toBe(true);
@@ -255,7 +246,7 @@ describe("MessageCache", () => {
 
   it("B4 a budget of 0 keeps nothing", () => {
     const cache = new MessageCache(0);
-    cache.add(message("a", "a"), anchorFacts, 1);
+    cache.add(message("a", "a"), "branch", 0, 1);
     expect(cache.size).toBe(0);
   });
 });

@@ -1,4 +1,3 @@
-import type { AnchorRow } from "../store/repositories/gateway-messages.js";
 import type { GatewayMessage } from "./message-types.js";
 
 /** Bytes a message is counted as, beside its JSON text: ids, times and object overhead. */
@@ -9,16 +8,14 @@ const ENTRY_OVERHEAD = 256;
  * (counted as the length of their stored JSON plus a fixed overhead). Only messages with a final
  * status are kept: a final message never changes (docs/store.md), so an entry is never stale,
  * also when several processes share one database. Entries are frozen, since every reader gets
- * the same objects. Beside each message, what appending to it and reading its context need to
- * know of its row (its anchor facts: branch, depth, context start), which never change either.
+ * the same objects. Beside each message, the two facts of its row that appending to it and
+ * reading its context need and the message does not hold (its branch, the depth its context
+ * starts at), which never change either.
  */
 export class MessageCache {
   readonly maxBytes: number;
   #bytes = 0;
-  readonly #entries = new Map<
-    string,
-    { message: GatewayMessage; anchor: AnchorRow; bytes: number }
-  >();
+  readonly #entries = new Map<string, CacheEntry>();
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
@@ -36,8 +33,8 @@ export class MessageCache {
     return this.entry(id)?.message;
   }
 
-  /** The message and its anchor facts, most recently used from now on. */
-  entry(id: string): { readonly message: GatewayMessage; readonly anchor: AnchorRow } | undefined {
+  /** The message and its row facts, most recently used from now on. */
+  entry(id: string): Readonly<CacheEntry> | undefined {
     const entry = this.#entries.get(id);
     if (entry === undefined) return undefined;
     this.#entries.delete(id);
@@ -46,10 +43,15 @@ export class MessageCache {
   }
 
   /**
-   * Keeps a final message with its anchor facts; `jsonLength` is the length of its stored
-   * content and metadata.
+   * Keeps a final message with its row facts; `jsonLength` is the length of its stored content
+   * and metadata.
    */
-  add(message: GatewayMessage, anchor: AnchorRow, jsonLength: number): void {
+  add(
+    message: GatewayMessage,
+    branchId: string,
+    contextStartDepth: number,
+    jsonLength: number,
+  ): void {
     if (message.status === "in_progress" || this.maxBytes <= 0) return;
     const bytes = jsonLength + ENTRY_OVERHEAD;
     if (bytes > this.maxBytes) return;
@@ -60,7 +62,8 @@ export class MessageCache {
     }
     this.#entries.set(message.id, {
       message: freezeMessage(message),
-      anchor: Object.freeze(anchor),
+      branchId,
+      contextStartDepth,
       bytes,
     });
     this.#bytes += bytes;
@@ -71,6 +74,13 @@ export class MessageCache {
       this.#bytes -= entry.bytes;
     }
   }
+}
+
+interface CacheEntry {
+  readonly message: GatewayMessage;
+  readonly branchId: string;
+  readonly contextStartDepth: number;
+  readonly bytes: number;
 }
 
 /** Freezes a message: blocks hold only strings and booleans, so freezing them is enough. */

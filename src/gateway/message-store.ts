@@ -15,6 +15,7 @@ import {
   listConversationRows,
   readChainRows,
   type AnchorRow,
+  type MessageRow,
 } from "../store/repositories/gateway-messages.js";
 import { inTransaction } from "../store/transaction.js";
 import { appendChain, type AppendPlan, type PreparedMessage } from "./append.js";
@@ -31,7 +32,6 @@ import type {
 import { MessageCache } from "./message-cache.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
 import {
-  anchorOfRow,
   conversationFromRow,
   messageFromChainRow,
   messageFromRow,
@@ -45,6 +45,7 @@ import {
   finalStatusSchema,
   idSchema,
   idempotencyKeySchema,
+  parseBlocks,
   parseGatewayFacts,
   parseOrThrow,
   serializeContent,
@@ -52,7 +53,6 @@ import {
   type GatewayLimits,
 } from "./validation.js";
 import { z } from "zod";
-import { blockSchema } from "../history/schema.js";
 
 /** One message to append (validated: see docs/store.md). */
 export interface AppendMessageInput {
@@ -129,7 +129,12 @@ export class GatewayMessageStore {
   readonly #cache: MessageCache;
   readonly #started = new Map<
     string,
-    { readonly message: GatewayMessage; readonly anchor: AnchorRow; readonly contentText: string }
+    {
+      readonly message: GatewayMessage;
+      readonly branchId: string;
+      readonly contextStartDepth: number;
+      readonly contentText: string;
+    }
   >();
 
   constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
@@ -140,13 +145,31 @@ export class GatewayMessageStore {
   }
 
   /** An in_progress message this store wrote, so that finishing it takes one statement. */
-  #rememberStarted(message: GatewayMessage, anchor: AnchorRow, contentText: string): void {
+  #rememberStarted(message: GatewayMessage, row: MessageRow): void {
     // A copy: the caller owns the returned message and may change it.
-    this.#started.set(message.id, { message: structuredClone(message), anchor, contentText });
+    this.#started.set(message.id, {
+      message: structuredClone(message),
+      branchId: row.branch_id,
+      contextStartDepth: row.context_start_depth,
+      contentText: row.content,
+    });
     for (const id of this.#started.keys()) {
       if (this.#started.size <= MAX_REMEMBERED_STARTS) break;
       this.#started.delete(id);
     }
+  }
+
+  /** Keeps a final message read or written with its row (the cache refuses in_progress ones). */
+  #cacheRow(
+    message: GatewayMessage,
+    row: Pick<MessageRow, "branch_id" | "context_start_depth" | "content" | "metadata">,
+  ): void {
+    this.#cache.add(
+      message,
+      row.branch_id,
+      row.context_start_depth,
+      row.content.length + row.metadata.length,
+    );
   }
 
   /** What the message cache holds now (messages and counted bytes). */
@@ -238,9 +261,18 @@ export class GatewayMessageStore {
   #knownAnchor(subject: string, id: string | null): { readonly knownAnchor?: AnchorRow } {
     if (id === null) return {};
     const entry = this.#cache.entry(id);
-    return entry !== undefined && entry.message.subjectUid === subject
-      ? { knownAnchor: entry.anchor }
-      : {};
+    if (entry === undefined || entry.message.subjectUid !== subject) return {};
+    const { message } = entry;
+    return {
+      knownAnchor: {
+        id: message.id,
+        conversation_id: message.conversationId,
+        branch_id: entry.branchId,
+        depth: message.depth,
+        context_start_depth: entry.contextStartDepth,
+        status: message.status,
+      },
+    };
   }
 
   /** Appends with an idempotency key, when given, and returns the stored messages. */
@@ -267,9 +299,8 @@ export class GatewayMessageStore {
         const prepared = plan.messages[index];
         if (prepared === undefined) throw new Error("append stored more rows than messages");
         const message = messageFromWrittenRow(row, prepared);
-        const anchor = anchorOfRow(row);
-        if (message.status === "in_progress") this.#rememberStarted(message, anchor, row.content);
-        else this.#cache.add(message, anchor, row.content.length + row.metadata.length);
+        if (message.status === "in_progress") this.#rememberStarted(message, row);
+        else this.#cacheRow(message, row);
         return message;
       });
     }
@@ -312,7 +343,7 @@ export class GatewayMessageStore {
     const content =
       input.content === undefined
         ? undefined
-        : parseOrThrow(z.array(blockSchema), input.content, "content");
+        : parseBlocks(input.content, "content");
     const facts = parseGatewayFacts(input.gateway, "gateway");
     const started = this.#started.get(id);
     if (started !== undefined && started.message.subjectUid === subject) {
@@ -335,7 +366,8 @@ export class GatewayMessageStore {
         };
         this.#cache.add(
           message,
-          { ...started.anchor, status },
+          started.branchId,
+          started.contextStartDepth,
           final.content.length + final.metadata.length,
         );
         return message;
@@ -361,7 +393,7 @@ export class GatewayMessageStore {
     });
     // Kept only once committed: a rolled-back finish leaves nothing behind.
     const message = messageFromRow(row);
-    this.#cache.add(message, anchorOfRow(row), row.content.length + row.metadata.length);
+    this.#cacheRow(message, row);
     return message;
   }
 
@@ -470,18 +502,7 @@ export class GatewayMessageStore {
     if (end === undefined) throw messageNotFound(anchor.id);
     const older = await readChainRows(this.database.db, subject, end, fromDepth, (row) => {
       const message = messageFromChainRow(row, subject, anchor.conversation_id);
-      this.#cache.add(
-        message,
-        {
-          id: row.id,
-          conversation_id: anchor.conversation_id,
-          branch_id: row.branch_id,
-          depth: row.depth,
-          context_start_depth: row.context_start_depth,
-          status: row.status,
-        },
-        row.content.length + row.metadata.length,
-      );
+      this.#cacheRow(message, row);
       return message;
     });
     return newest.length === 0 ? older : [...older, ...newest];

@@ -8,7 +8,6 @@ import {
   EMPTY_METADATA_JSON,
   MESSAGE_STATUS_VALUES,
   MESSAGE_TYPE_VALUES,
-  type AnchorRow,
   type ChainRow,
   type MessageRow,
 } from "../store/repositories/gateway-messages.js";
@@ -151,25 +150,5 @@ export function conversationFromRow(row: ConversationRow): GatewayConversation {
     subjectUid: row.subject_uid,
     metadata: metadata.data,
     createdAt: row.created_at,
-  };
-}
-
-/**
- * What appending to a message and reading its context need of its row, as a small object of its
- * own (a cache keeps it; it must not hold the row's content).
- */
-export function anchorOfRow(
-  row: Pick<
-    MessageRow,
-    "id" | "conversation_id" | "branch_id" | "depth" | "context_start_depth" | "status"
-  >,
-): AnchorRow {
-  return {
-    id: row.id,
-    conversation_id: row.conversation_id,
-    branch_id: row.branch_id,
-    depth: row.depth,
-    context_start_depth: row.context_start_depth,
-    status: row.status,
   };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isWellFormedText } from "../core/bytes.js";
 import { VerbatimError } from "../core/errors.js";
+import { isBlockList } from "../history/block-check.js";
 import { blockSchema, messageIsWellFormed, roleSchema } from "../history/schema.js";
 import type { Block } from "../history/message.js";
 import {
@@ -204,6 +205,18 @@ export const appendMessageSchema = z
   .transform((value) => ({ ...value, type: value.type ?? TYPE_OF_ROLE[value.role] }));
 
 export const finalStatusSchema = z.enum(FINAL_STATUSES);
+
+const blockListSchema = z.array(blockSchema);
+
+/**
+ * A message's blocks as the store keeps them: a copy the caller cannot change afterwards (blocks
+ * hold only strings and booleans, so copying each block copies all). Checked by the hand-written
+ * check first; the zod schema runs only when that is unsure, and explains a fault.
+ */
+export function parseBlocks(value: unknown, where: string): Block[] {
+  if (isBlockList(value)) return value.map((block) => ({ ...block }));
+  return parseOrThrow(blockListSchema, value, where);
+}
 
 /** The content as stored JSON, refused when not well-formed Unicode or over the size limit. */
 export function serializeContent(
