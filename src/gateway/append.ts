@@ -12,9 +12,11 @@ import {
   claimBranchTip,
   findAnchor,
   insertBranch,
+  insertChainAtOnce,
   insertMessageRows,
   type AnchorRow,
   type MessageRow,
+  type NewBranch,
 } from "../store/repositories/gateway-messages.js";
 import type { StoreSchema } from "../store/schema.js";
 import {
@@ -75,17 +77,21 @@ export type AppendOutcome =
   | { readonly replayed: true; readonly result: IdempotentResult };
 
 /**
- * Appends messages as a chain in one transaction (B4): the first continues the anchor, each
- * next one continues the one before. When the anchor is the tip of its branch the branch grows;
- * when something already continues the anchor, a fork (a new branch) starts there, so siblings
- * never overwrite each other. With an idempotency key that was used before, nothing is written
- * and the first request's result comes back.
+ * Appends messages as a chain (B4): the first continues the anchor, each next one continues the
+ * one before, all or nothing. When the anchor is the tip of its branch the branch grows; when
+ * something already continues the anchor, a fork (a new branch) starts there, so siblings never
+ * overwrite each other. With an idempotency key that was used before, nothing is written and the
+ * first request's result comes back. On PostgreSQL a write without idempotency key is one
+ * statement (`insertChainAtOnce`); otherwise one transaction of a few.
  */
 export async function appendChain(
   database: StoreDatabase,
   plan: AppendPlan,
 ): Promise<AppendOutcome> {
   const { idempotency } = plan;
+  if (idempotency === undefined && database.capabilities.writesInWith) {
+    return { replayed: false, rows: await appendInOneStatement(database.db, plan) };
+  }
   try {
     return await inTransaction(database, (trx) => appendInTransaction(trx, plan));
   } catch (error) {
@@ -103,6 +109,132 @@ export async function appendChain(
   }
 }
 
+/** Where a write starts: its anchor (if any), its conversation, its first depth. */
+interface ChainStart {
+  readonly anchor: AnchorRow | undefined;
+  readonly conversationId: string;
+  /** The write creates its conversation. */
+  readonly newConversation: boolean;
+  readonly firstDepth: number;
+  readonly contextStart: number;
+}
+
+/**
+ * Checks the anchor (or the conversation a new chain starts in). An anchor's facts never change
+ * once it is final and rows are never deleted, so this may read outside the write's transaction.
+ */
+async function chainStart(db: Kysely<StoreSchema>, plan: AppendPlan): Promise<ChainStart> {
+  const { subjectUid } = plan;
+  if (plan.previousMessageId !== null) {
+    const anchor =
+      plan.knownAnchor?.id === plan.previousMessageId
+        ? plan.knownAnchor
+        : await findAnchor(db, subjectUid, plan.previousMessageId);
+    if (
+      anchor === undefined ||
+      (plan.conversationId !== undefined && anchor.conversation_id !== plan.conversationId)
+    ) {
+      throw messageNotFound(plan.previousMessageId, plan.conversationId);
+    }
+    if (anchor.status === "in_progress") {
+      throw new VerbatimError(
+        "gateway_anchor_in_progress",
+        `message ${anchor.id} is still in progress and cannot be continued yet`,
+        { where: "previousMessageId", hint: "Continue from it once it has a final status" },
+      );
+    }
+    return {
+      anchor,
+      conversationId: anchor.conversation_id,
+      newConversation: false,
+      firstDepth: anchor.depth + 1,
+      contextStart: anchor.context_start_depth,
+    };
+  }
+  if (plan.conversationId !== undefined) {
+    const conversation = await findConversation(db, subjectUid, plan.conversationId);
+    if (conversation === undefined) throw conversationNotFound(plan.conversationId);
+    return {
+      anchor: undefined,
+      conversationId: conversation.id,
+      newConversation: false,
+      firstDepth: 0,
+      contextStart: 0,
+    };
+  }
+  return {
+    anchor: undefined,
+    conversationId: newId("conv"),
+    newConversation: true,
+    firstDepth: 0,
+    contextStart: 0,
+  };
+}
+
+/** The rows of a write, chained: each continues the one before, the first the anchor. */
+function chainRows(plan: AppendPlan, start: ChainStart, branchId: string): MessageRow[] {
+  const ids = plan.messages.map(() => newId("msg"));
+  let contextStart = start.contextStart;
+  return plan.messages.map((message, index) => {
+    const depth = start.firstDepth + index;
+    if (message.startsContext) contextStart = depth;
+    return {
+      id: ids[index] ?? "",
+      subject_uid: plan.subjectUid,
+      conversation_id: start.conversationId,
+      previous_message_id: index === 0 ? (start.anchor?.id ?? null) : (ids[index - 1] ?? null),
+      type: message.type,
+      role: message.role,
+      status: message.status,
+      content: message.content,
+      metadata: message.metadata,
+      branch_id: branchId,
+      depth,
+      context_start_depth: contextStart,
+      created_at: plan.now,
+      updated_at: plan.now,
+    };
+  });
+}
+
+/** A new branch starting after `start`'s anchor (or a chain's first branch). */
+function forkOf(plan: AppendPlan, start: ChainStart): NewBranch {
+  return {
+    id: newId("branch"),
+    subject_uid: plan.subjectUid,
+    conversation_id: start.conversationId,
+    parent_branch_id: start.anchor?.branch_id ?? null,
+    fork_depth: start.firstDepth - 1,
+    tip_depth: start.firstDepth + plan.messages.length - 1,
+    created_at: plan.now,
+  };
+}
+
+async function appendInOneStatement(
+  db: Kysely<StoreSchema>,
+  plan: AppendPlan,
+): Promise<MessageRow[]> {
+  const start = await chainStart(db, plan);
+  const fork = forkOf(plan, start);
+  const rows = chainRows(plan, start, fork.id);
+  const branchId = await insertChainAtOnce(db, {
+    ...(start.newConversation
+      ? {
+          conversation: {
+            id: start.conversationId,
+            subject_uid: plan.subjectUid,
+            created_at: plan.now,
+            metadata: JSON.stringify(plan.conversationMetadata),
+          },
+        }
+      : {}),
+    ...(start.anchor === undefined ? {} : { extend: start.anchor }),
+    fork,
+    rows,
+  });
+  return branchId === fork.id ? rows : rows.map((row) => ({ ...row, branch_id: branchId }));
+}
+
 async function appendInTransaction(
   trx: Kysely<StoreSchema>,
   plan: AppendPlan,
@@ -118,47 +250,20 @@ async function appendInTransaction(
     );
     if (result !== undefined) return { replayed: true, result };
   }
-  const ids = plan.messages.map(() => newId("msg"));
-  const count = plan.messages.length;
-  let anchor: AnchorRow | undefined;
-  let conversationId: string;
-  let branchId: string;
-  let firstDepth: number;
-  let contextStart: number;
-  if (plan.previousMessageId !== null) {
-    anchor =
-      plan.knownAnchor?.id === plan.previousMessageId
-        ? plan.knownAnchor
-        : await findAnchor(trx, subjectUid, plan.previousMessageId);
-    if (
-      anchor === undefined ||
-      (plan.conversationId !== undefined && anchor.conversation_id !== plan.conversationId)
-    ) {
-      throw messageNotFound(plan.previousMessageId, plan.conversationId);
+  const start = await chainStart(trx, plan);
+  const fork = forkOf(plan, start);
+  let branchId = fork.id;
+  if (start.anchor !== undefined) {
+    if (await claimBranchTip(trx, subjectUid, start.anchor, plan.messages.length)) {
+      branchId = start.anchor.branch_id;
     }
-    if (anchor.status === "in_progress") {
-      throw new VerbatimError(
-        "gateway_anchor_in_progress",
-        `message ${anchor.id} is still in progress and cannot be continued yet`,
-        { where: "previousMessageId", hint: "Continue from it once it has a final status" },
-      );
-    }
-    conversationId = anchor.conversation_id;
-    firstDepth = anchor.depth + 1;
-    contextStart = anchor.context_start_depth;
-  } else {
-    if (plan.conversationId !== undefined) {
-      const conversation = await findConversation(trx, subjectUid, plan.conversationId);
-      if (conversation === undefined) throw conversationNotFound(plan.conversationId);
-      conversationId = conversation.id;
-    } else {
-      conversationId = newId("conv");
-    }
-    firstDepth = 0;
-    contextStart = 0;
   }
-  const result: IdempotentResult = { conversationId, messageIds: ids };
+  const rows = chainRows(plan, start, branchId);
   if (idempotency !== undefined) {
+    const result: IdempotentResult = {
+      conversationId: start.conversationId,
+      messageIds: rows.map((row) => row.id),
+    };
     await insertIdempotencyKey(trx, {
       subject_uid: subjectUid,
       idempotency_key: idempotency.key,
@@ -168,48 +273,15 @@ async function appendInTransaction(
       created_at: now,
     });
   }
-  if (plan.previousMessageId === null && plan.conversationId === undefined) {
+  if (start.newConversation) {
     await insertConversation(trx, {
-      id: conversationId,
+      id: start.conversationId,
       subject_uid: subjectUid,
       created_at: now,
       metadata: JSON.stringify(plan.conversationMetadata),
     });
   }
-  if (anchor !== undefined && (await claimBranchTip(trx, subjectUid, anchor, count))) {
-    branchId = anchor.branch_id;
-  } else {
-    branchId = newId("branch");
-    await insertBranch(trx, {
-      id: branchId,
-      subject_uid: subjectUid,
-      conversation_id: conversationId,
-      parent_branch_id: anchor?.branch_id ?? null,
-      fork_depth: firstDepth - 1,
-      tip_depth: firstDepth + count - 1,
-      created_at: now,
-    });
-  }
-  const rows: MessageRow[] = plan.messages.map((message, index) => {
-    const depth = firstDepth + index;
-    if (message.startsContext) contextStart = depth;
-    return {
-      id: ids[index] ?? "",
-      subject_uid: subjectUid,
-      conversation_id: conversationId,
-      previous_message_id: index === 0 ? (anchor?.id ?? null) : (ids[index - 1] ?? null),
-      type: message.type,
-      role: message.role,
-      status: message.status,
-      content: message.content,
-      metadata: message.metadata,
-      branch_id: branchId,
-      depth,
-      context_start_depth: contextStart,
-      created_at: now,
-      updated_at: now,
-    };
-  });
+  if (branchId === fork.id) await insertBranch(trx, fork);
   await insertMessageRows(trx, rows);
   return { replayed: false, rows };
 }

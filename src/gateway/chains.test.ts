@@ -6,6 +6,7 @@ import {
   MESSAGE_STATUS_VALUES,
   MESSAGE_TYPE_VALUES,
 } from "../store/repositories/gateway-messages.js";
+import { appendChain } from "./append.js";
 import { GatewayMessageStore, type AppendMessageInput } from "./message-store.js";
 import { FINAL_STATUSES, ROLE_OF_TYPE } from "./message-types.js";
 
@@ -197,6 +198,69 @@ describeEachDialect("gateway chains", (getDatabase) => {
       expect(texts(context.messages)).toEqual(["root", `answer ${index}`, `next ${index}`]);
     }
     expect(await store().listContinuations(subject, root?.id ?? "")).toHaveLength(6);
+  });
+
+  it("B4 an append that fails part way writes nothing (one statement on PostgreSQL, one transaction on SQLite)", async () => {
+    const subject = uniqueName("subject");
+    const [root] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "root")],
+    });
+    const rows = async () =>
+      Number(
+        (
+          await sql<{
+            n: number;
+          }>`select (select count(*) from ai_gateway_messages where subject_uid = ${subject}) + (select count(*) from ai_gateway_branches where subject_uid = ${subject}) as n`.execute(
+            getDatabase().db,
+          )
+        ).rows[0]?.n,
+      );
+    const branch = await getDatabase()
+      .db.selectFrom("ai_gateway_branches")
+      .select(["id", "tip_depth"])
+      .where("subject_uid", "=", subject)
+      .executeTakeFirstOrThrow();
+    const before = await rows();
+    // Anchor facts of a message that does not exist, on the root's real branch: the claim of
+    // the branch's tip succeeds, then the messages' reference to their anchor fails.
+    const message = {
+      type: "user" as const,
+      role: "user" as const,
+      status: "completed" as const,
+      content: '[{"text":"lost","type":"text"}]',
+      blocks: [{ type: "text" as const, text: "lost" }],
+      metadata: '{"caller":{},"gateway":{}}',
+      metadataValue: { caller: {}, gateway: {} },
+      startsContext: false,
+    };
+    await expect(
+      appendChain(getDatabase(), {
+        subjectUid: subject,
+        conversationId: undefined,
+        previousMessageId: "msg_does_not_exist",
+        knownAnchor: {
+          id: "msg_does_not_exist",
+          conversation_id: root?.conversationId ?? "",
+          branch_id: branch.id,
+          depth: 0,
+          context_start_depth: 0,
+          status: "completed",
+        },
+        messages: [message, message],
+        conversationMetadata: {},
+        now: new Date().toISOString(),
+      }),
+    ).rejects.toThrow();
+    expect(await rows()).toBe(before);
+    // The claim was undone with the rest: the branch still ends at the root.
+    expect(
+      await getDatabase()
+        .db.selectFrom("ai_gateway_branches")
+        .select(["id", "tip_depth"])
+        .where("subject_uid", "=", subject)
+        .execute(),
+    ).toEqual([branch]);
   });
 
   it("B4 a new chain can start in an existing conversation", async () => {

@@ -42,13 +42,12 @@ describeEachDialect("gateway message cache", (getDatabase) => {
     const recorder: KyselyPlugin = {
       transformQuery(args) {
         const node = args.node as RootOperationNode;
-        // Reads: selects, and raw SQL other than transaction control (the chain walk is raw).
+        // Reads: selects, and raw SQL that neither controls a transaction nor writes (the
+        // chain walk is raw SQL; so is PostgreSQL's one-statement append, a write).
         if (node.kind === "SelectQueryNode") reads.push(node.kind);
-        if (
-          node.kind === "RawNode" &&
-          !/^\s*(begin|commit|rollback)/i.test(node.sqlFragments.join(""))
-        ) {
-          reads.push(node.sqlFragments.join("?"));
+        const text = node.kind === "RawNode" ? node.sqlFragments.join("?") : "";
+        if (text !== "" && !/^\s*(begin|commit|rollback)|\binsert into\b/i.test(text)) {
+          reads.push(text);
         }
         return args.node;
       },

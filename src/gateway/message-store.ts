@@ -340,10 +340,7 @@ export class GatewayMessageStore {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, messageId, "messageId");
     const status = parseOrThrow(finalStatusSchema, input.status, "status");
-    const content =
-      input.content === undefined
-        ? undefined
-        : parseBlocks(input.content, "content");
+    const content = input.content === undefined ? undefined : parseBlocks(input.content, "content");
     const facts = parseGatewayFacts(input.gateway, "gateway");
     const started = this.#started.get(id);
     if (started !== undefined && started.message.subjectUid === subject) {

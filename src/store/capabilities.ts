@@ -13,10 +13,28 @@ export interface DialectCapabilities {
    * two processes never deadlock upgrading a read lock. PostgreSQL: a plain `BEGIN` (row locks).
    */
   readonly beginStatement: "begin immediate" | "begin";
+  /**
+   * PostgreSQL: INSERT and UPDATE inside WITH, so a write of several statements can be one
+   * statement (one round trip, atomic without BEGIN and COMMIT). SQLite has none, and needs none:
+   * its statements cost no round trip.
+   */
+  readonly writesInWith: boolean;
 }
 
 export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilities {
   return dialect === "sqlite"
-    ? { dialect, jsonColumnType: "text", advisoryLocks: false, beginStatement: "begin immediate" }
-    : { dialect, jsonColumnType: "json", advisoryLocks: true, beginStatement: "begin" };
+    ? {
+        dialect,
+        jsonColumnType: "text",
+        advisoryLocks: false,
+        beginStatement: "begin immediate",
+        writesInWith: false,
+      }
+    : {
+        dialect,
+        jsonColumnType: "json",
+        advisoryLocks: true,
+        beginStatement: "begin",
+        writesInWith: true,
+      };
 }

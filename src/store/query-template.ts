@@ -1,4 +1,10 @@
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from "kysely";
+import {
+  CompiledQuery,
+  type Compilable,
+  type Kysely,
+  type QueryResult,
+  type RawBuilder,
+} from "kysely";
 import type { StoreSchema } from "./schema.js";
 
 /**
@@ -31,12 +37,17 @@ interface Compiled {
  * whatever the builder expects there). Every slot from 0 to `values.length - 1` must be used.
  */
 export function queryTemplate<Values extends readonly unknown[], Row>(
-  build: (db: Kysely<StoreSchema>, slot: (index: number) => never) => Compilable<Row>,
+  build: (
+    db: Kysely<StoreSchema>,
+    slot: (index: number) => never,
+  ) => Compilable<Row> | RawBuilder<Row>,
 ): QueryTemplate<Values, Row> {
   // One compilation per dialect adapter: a transaction shares its database's adapter.
   const compiledFor = new WeakMap<object, Compiled>();
   const compile = (db: Kysely<StoreSchema>): Compiled => {
-    const query = build(db, (index) => `${SLOT_PREFIX}${index}` as never).compile();
+    const built = build(db, (index) => `${SLOT_PREFIX}${index}` as never);
+    // Raw SQL compiles against the database; builders know theirs.
+    const query = "isRawBuilder" in built ? built.compile(db) : built.compile();
     if (query.sql.includes(SLOT_PREFIX)) {
       throw new Error(`a query template inlined a slot into its SQL: ${query.sql}`);
     }

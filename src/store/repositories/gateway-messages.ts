@@ -202,6 +202,112 @@ export async function insertMessageRows(
   await query.run(db, ...rows.flatMap((row) => MESSAGE_COLUMNS.map((column) => row[column])));
 }
 
+/** One write of a chain as `insertChainAtOnce` makes it. */
+export interface ChainWrite {
+  /** A conversation the write creates, if any. */
+  readonly conversation?: {
+    readonly id: string;
+    readonly subject_uid: string;
+    readonly created_at: string;
+    readonly metadata: string;
+  };
+  /** The anchor whose branch the write extends when the anchor is that branch's tip. */
+  readonly extend?: AnchorRow;
+  /** The branch the write starts when it extends none (no anchor, or the anchor is not a tip). */
+  readonly fork: NewBranch;
+  /** The messages; their `branch_id` is the extended branch's or the fork's, as it turns out. */
+  readonly rows: readonly MessageRow[];
+}
+
+const insertChainQueries = new Map<string, QueryTemplate<unknown[], { branch_id: string }>>();
+
+/**
+ * PostgreSQL (`writesInWith`): the whole append as one statement, atomic without a transaction
+ * and one round trip instead of five. The conversation (if new), the claim of the anchor's
+ * branch tip, the fork (only when the claim took no row) and the messages are each a part of
+ * one WITH; concurrent continuations of one tip behave as with `claimBranchTip`: the update
+ * locks the branch row, and the one that waited finds the tip moved and forks. Returns the
+ * branch the messages joined.
+ */
+export async function insertChainAtOnce(
+  db: Kysely<StoreSchema>,
+  write: ChainWrite,
+): Promise<string> {
+  const shape = `${write.conversation !== undefined}:${write.extend !== undefined}:${write.rows.length}`;
+  let query = insertChainQueries.get(shape);
+  if (query === undefined) {
+    query = insertChainQuery(
+      write.conversation !== undefined,
+      write.extend !== undefined,
+      write.rows.length,
+    );
+    insertChainQueries.set(shape, query);
+  }
+  const values: unknown[] = [];
+  if (write.conversation !== undefined) {
+    const { id, subject_uid, created_at, metadata } = write.conversation;
+    values.push(id, subject_uid, created_at, metadata);
+  }
+  if (write.extend !== undefined) {
+    const anchor = write.extend;
+    values.push(
+      anchor.depth + write.rows.length,
+      anchor.branch_id,
+      write.fork.subject_uid,
+      anchor.depth,
+    );
+  }
+  values.push(...BRANCH_COLUMNS.map((column) => write.fork[column]));
+  for (const row of write.rows) {
+    for (const column of MESSAGE_COLUMNS) if (column !== "branch_id") values.push(row[column]);
+  }
+  const result = await query.run(db, ...values);
+  const branchId = result.rows[0]?.branch_id;
+  if (branchId === undefined) throw new Error("the append statement returned no row");
+  return branchId;
+}
+
+/** The statement of `insertChainAtOnce` for one shape of write, values in the order it pushes. */
+function insertChainQuery(
+  withConversation: boolean,
+  withExtend: boolean,
+  count: number,
+): QueryTemplate<unknown[], { branch_id: string }> {
+  return queryTemplate<unknown[], { branch_id: string }>((_db, slot) => {
+    let next = 0;
+    const value = () => sql`${slot(next++)}`;
+    const list = (columns: readonly string[]) => sql.join(columns.map((column) => sql.ref(column)));
+    const parts = [];
+    if (withConversation) {
+      parts.push(
+        sql`new_conversation as (insert into ai_gateway_conversations (id, subject_uid, created_at, metadata) values (${value()}, ${value()}, ${value()}, ${value()}))`,
+      );
+    }
+    if (withExtend) {
+      parts.push(
+        sql`claimed as (update ai_gateway_branches set tip_depth = ${value()} where id = ${value()} and subject_uid = ${value()} and tip_depth = ${value()} returning id)`,
+      );
+    }
+    const forkValues = sql.join(BRANCH_COLUMNS.map(() => value()));
+    parts.push(
+      withExtend
+        ? sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) select ${forkValues} where not exists (select 1 from claimed) returning id)`
+        : sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) values (${forkValues}) returning id)`,
+    );
+    const branch = withExtend
+      ? sql`coalesce((select id from claimed), (select id from forked))`
+      : sql`(select id from forked)`;
+    const rows = Array.from(
+      { length: count },
+      () =>
+        sql`(${sql.join(MESSAGE_COLUMNS.map((column) => (column === "branch_id" ? branch : value())))})`,
+    );
+    return sql<{ branch_id: string }>`with ${sql.join(parts)},
+      inserted as (insert into ai_gateway_messages (${list(MESSAGE_COLUMNS)}) values ${sql.join(rows)} returning branch_id)
+      select branch_id from inserted limit 1`;
+  });
+}
+
 /** `insert into table (columns…) values (…), (…)` of `count` rows, values column by column. */
 function insertRowsQuery(
   table: "ai_gateway_messages" | "ai_gateway_branches",
