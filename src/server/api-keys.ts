@@ -92,13 +92,24 @@ const keyQuery = queryTemplate<
     .where("key_sha256", "=", slot(0)),
 );
 
-/** The subject a live key acts for; undefined for unknown, malformed or revoked keys. */
+/**
+ * The subject a live key acts for; undefined for unknown, malformed or revoked keys. Reads the
+ * database every time (the server's lookups go through `openApiKeyLookup`).
+ */
 export async function subjectOfApiKey(
   database: StoreDatabase,
   key: string,
 ): Promise<string | undefined> {
   if (!looksLikeApiKey(key)) return undefined;
-  const { rows } = await keyQuery.run(database.db, sha256Hex(key));
+  return subjectOfApiKeyHash(database, sha256Hex(key));
+}
+
+/** The subject of the live key with this SHA-256 (hex); undefined when unknown or revoked. */
+export async function subjectOfApiKeyHash(
+  database: StoreDatabase,
+  hash: string,
+): Promise<string | undefined> {
+  const { rows } = await keyQuery.run(database.db, hash);
   const row = rows[0];
   if (row === undefined || row.revoked_at !== null) return undefined;
   return row.subject_uid;

@@ -5,6 +5,7 @@ import { VerbatimError } from "../core/errors.js";
 import { safeParseStrictJson } from "../core/strict-json.js";
 import { GatewayMessageStore } from "../gateway/index.js";
 import type { StoreDatabase } from "../store/index.js";
+import { openApiKeyLookup } from "./api-key-cache.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
 import { handleError, sendError } from "./errors.js";
 import { InFlightWork } from "./in-flight.js";
@@ -37,6 +38,11 @@ export interface ServerOptions {
    * 64 MiB; 0 turns the cache off; docs/store.md, "Message cache").
    */
   readonly messageCacheBytes?: number;
+  /**
+   * Valid API keys kept in memory on PostgreSQL while the server hears of every key change
+   * (default on; docs/server.md, "API keys"); `false` reads each request's key.
+   */
+  readonly apiKeyCache?: boolean;
 }
 
 export const DEFAULT_MESSAGE_CACHE_MB = 64;
@@ -162,8 +168,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     scope.addHook("onRequest", operatorAuth(options.operatorToken));
     registerConsoleRoutes(scope, options.database, store);
   });
+  const keys = await openApiKeyLookup(options.database, {
+    cache: options.apiKeyCache !== false,
+    onError: (error) =>
+      app.log.warn({ err: error }, "API key change notifications lost; reconnecting"),
+  });
+  app.addHook("onClose", () => keys.close());
   await app.register(async (scope) => {
-    scope.addHook("onRequest", apiKeyAuth(options.database, limiter));
+    scope.addHook("onRequest", apiKeyAuth(keys, limiter));
     registerCallerRoutes(scope, { database: options.database, upstream: options.upstream, store });
   });
   if (options.webRoot !== undefined && options.webRoot !== false) {

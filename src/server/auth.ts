@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "../core/errors.js";
-import type { StoreDatabase } from "../store/index.js";
-import { subjectOfApiKey } from "./api-keys.js";
+import type { ApiKeyLookup } from "./api-key-cache.js";
 import { sendError } from "./errors.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -50,10 +49,10 @@ export function operatorAuth(operatorToken: string) {
  * onRequest hook of the caller routes: the API key names the subject every read and write is
  * scoped to; then the key's rate limit.
  */
-export function apiKeyAuth(database: StoreDatabase, limiter: RateLimiter | undefined) {
+export function apiKeyAuth(keys: ApiKeyLookup, limiter: RateLimiter | undefined) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const given = bearerOf(request);
-    const subject = given === undefined ? undefined : await subjectOfApiKey(database, given);
+    const subject = given === undefined ? undefined : await keys.subjectOf(given);
     if (given === undefined || subject === undefined) {
       await sendError(request, reply, unauthorized("API key"));
       return;

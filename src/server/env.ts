@@ -19,3 +19,22 @@ export function wholeNumberFromEnv(
   }
   return value;
 }
+
+/**
+ * A switch from an environment variable: `on`/`off` (also `true`/`false`, `1`/`0`, any case);
+ * undefined when unset or empty; a clear error naming the variable for anything else.
+ */
+export function switchFromEnv(
+  env: Readonly<Record<string, string | undefined>> | undefined,
+  name: string,
+): boolean | undefined {
+  const text = env?.[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  const value = text.trim().toLowerCase();
+  if (["on", "true", "1"].includes(value)) return true;
+  if (["off", "false", "0"].includes(value)) return false;
+  throw new VerbatimError("invalid_argument", `${name} must be on or off, not "${text}"`, {
+    where: name,
+    hint: `Set ${name} to on or off, or unset it for the default (docs/server.md)`,
+  });
+}

@@ -10,7 +10,7 @@ import {
   type DatabaseLocation,
   migrateDatabase,
 } from "../store/index.js";
-import { wholeNumberFromEnv } from "./env.js";
+import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
   buildServer,
   DEFAULT_BODY_LIMIT_BYTES,
@@ -83,6 +83,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       (wholeNumberFromEnv(env, "VERBATIM_MESSAGE_CACHE_MB") ?? DEFAULT_MESSAGE_CACHE_MB) *
       1024 *
       1024,
+    apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
   };
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,

@@ -17,6 +17,9 @@ export type {
   StoreSchema,
 } from "./schema.js";
 export { inTransaction } from "./transaction.js";
+export { listenForChanges } from "./notifications.js";
+export type { ChangeHandlers, ChangeListener } from "./notifications.js";
+export { API_KEY_CHANGES_CHANNEL } from "./migrations/0004-api-key-notifications.js";
 export type {
   BackgroundAgentJobTable,
   BackgroundAgentJobTurnItemTable,

@@ -105,6 +105,11 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
       expect(typo.err()).toContain(`${name} must be a whole number, not "12O"`);
       expect(existsSync(untouched)).toBe(false);
     }
+    const notASwitch = bufferIO({ env: { ...process.env, VERBATIM_API_KEY_CACHE: "sometimes" } });
+    const untouched = join(folder, "typo", "never.sqlite");
+    expect(await main(["serve", "--db", untouched, "--port", "0"], notASwitch)).toBe(1);
+    expect(notASwitch.err()).toContain('VERBATIM_API_KEY_CACHE must be on or off, not "sometimes"');
+    expect(existsSync(untouched)).toBe(false);
   });
 
   it("serve: healthz, a key made by another process works at once and revocation too, and SIGTERM finishes in-flight requests", async () => {
@@ -206,6 +211,17 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
         expect(
           ((await second.json()) as { previous_response_id: string }).previous_response_id,
         ).toBe(first.id);
+        // Both servers keep the key now; `keys revoke` from a third process reaches both
+        // through the change notification, milliseconds after it commits.
+        expect((await run(["keys", "revoke", key, "--db", fresh.locationText])).code).toBe(0);
+        for (const server of [a, b]) {
+          const deadline = performance.now() + 2_000;
+          let status = 0;
+          do {
+            status = (await fetch(`${server?.url}/v1/responses/${first.id}`, { headers })).status;
+          } while (status !== 401 && performance.now() < deadline);
+          expect(status).toBe(401);
+        }
       } finally {
         for (const server of servers) {
           server.child.kill("SIGTERM");

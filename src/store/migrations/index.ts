@@ -1,6 +1,7 @@
 import { gatewayMessagesMigration } from "./0001-gateway-messages.js";
 import { serverApiKeysMigration } from "./0002-server-api-keys.js";
 import { backgroundAgentJobsMigration } from "./0003-background-agent-jobs.js";
+import { apiKeyNotificationsMigration } from "./0004-api-key-notifications.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -11,4 +12,5 @@ export const storeMigrations: readonly Migration[] = [
   gatewayMessagesMigration,
   serverApiKeysMigration,
   backgroundAgentJobsMigration,
+  apiKeyNotificationsMigration,
 ];
