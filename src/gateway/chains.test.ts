@@ -263,6 +263,30 @@ describeEachDialect("gateway chains", (getDatabase) => {
     ).toEqual([branch]);
   });
 
+  it("B4 a write of many messages chains them in order, also as a fork", async () => {
+    const subject = uniqueName("subject");
+    const many = (prefix: string, count: number) =>
+      Array.from({ length: count }, (_, index) =>
+        say(index % 2 === 0 ? "user" : "assistant", `${prefix} ${index}`),
+      );
+    const written = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: many("m", 20),
+    });
+    expect(texts((await store().readContext(subject, written[19]?.id ?? "")).messages)).toEqual(
+      many("m", 20).map((message) => (message.content[0] as { text: string }).text),
+    );
+    const fork = await store().appendMessages(subject, {
+      previousMessageId: written[9]?.id ?? "",
+      messages: many("f", 12),
+    });
+    const context = await store().readContext(subject, fork[11]?.id ?? "");
+    expect(texts(context.messages)).toEqual([...texts(written.slice(0, 10)), ...texts(fork)]);
+    expect(context.messages.map((message) => message.depth)).toEqual(
+      Array.from({ length: 22 }, (_, index) => index),
+    );
+  });
+
   it("B4 a new chain can start in an existing conversation", async () => {
     const subject = uniqueName("subject");
     const conversation = await store().createConversation(subject, { metadata: { app: "t" } });

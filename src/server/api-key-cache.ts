@@ -19,7 +19,7 @@ export interface ApiKeyLookup {
 export interface ApiKeyLookupOptions {
   /** Keep valid keys where the database can notify (default true); false reads every time. */
   readonly cache?: boolean;
-  /** Longest a valid key is trusted without reading it again (default 60 s). */
+  /** Longest a valid key is trusted without reading it again (default 10 s). */
   readonly maxAgeMs?: number;
   /** Most keys kept (default 10,000; the oldest are forgotten first). */
   readonly maxKeys?: number;
@@ -42,7 +42,7 @@ export async function openApiKeyLookup(
   database: StoreDatabase,
   options: ApiKeyLookupOptions = {},
 ): Promise<ApiKeyLookup> {
-  const maxAgeMs = options.maxAgeMs ?? 60_000;
+  const maxAgeMs = options.maxAgeMs ?? 10_000;
   const maxKeys = options.maxKeys ?? 10_000;
   const now = options.now ?? (() => Date.now());
   const kept = new Map<string, { readonly subject: string; readonly at: number }>();

@@ -233,6 +233,7 @@ export async function insertChainAtOnce(
   db: Kysely<StoreSchema>,
   write: ChainWrite,
 ): Promise<string> {
+  // Kept compiled for writes of up to 8 messages (a turn or less); longer ones compile each time.
   const shape = `${write.conversation !== undefined}:${write.extend !== undefined}:${write.rows.length}`;
   let query = insertChainQueries.get(shape);
   if (query === undefined) {
@@ -241,7 +242,7 @@ export async function insertChainAtOnce(
       write.extend !== undefined,
       write.rows.length,
     );
-    insertChainQueries.set(shape, query);
+    if (write.rows.length <= MAX_TEMPLATE_ROWS) insertChainQueries.set(shape, query);
   }
   const values: unknown[] = [];
   if (write.conversation !== undefined) {
