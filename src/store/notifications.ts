@@ -30,10 +30,10 @@ const FIRST_RETRY_MS = 100;
 const LAST_RETRY_MS = 5_000;
 
 /**
- * Listens on `channel` with a connection of its own (not one of the pool's). Resolves once it
- * listens, or undefined when the database has no notifications (SQLite) or listening failed at
- * start (then `onError` was told and nothing is listening). A connection lost later is retried
- * until `close`.
+ * Listens on `channel` with a connection of its own (not one of the pool's). Resolves after the
+ * first attempt to listen, undefined when the database has no notifications (SQLite). When that
+ * attempt failed, or the connection is lost later, `onError` is told and it tries again (after
+ * 100 ms, doubling up to 5 s) until `close`; `listening` says whether it listens now.
  */
 export async function listenForChanges(
   database: StoreDatabase,
@@ -93,13 +93,8 @@ export async function listenForChanges(
     handlers.onReset();
   };
 
-  try {
-    await connect();
-  } catch {
-    if (retry !== undefined) clearTimeout(retry);
-    closed = true;
-    return undefined;
-  }
+  // A first attempt that fails has scheduled the next one already.
+  await connect().catch(() => undefined);
   return {
     get listening() {
       return listening;
