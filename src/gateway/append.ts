@@ -48,6 +48,8 @@ export interface PreparedMessage {
   readonly metadataValue: GatewayMessageMetadata;
   /** A summary starts its own model-visible context (B6). */
   readonly startsContext: boolean;
+  /** The request settings of a response message, as JSON text; null for other messages. */
+  readonly request: string | null;
 }
 
 export interface AppendPlan {
@@ -193,6 +195,7 @@ function chainRows(plan: AppendPlan, start: ChainStart, branchId: string): Messa
       context_start_depth: contextStart,
       created_at: plan.now,
       updated_at: plan.now,
+      request: message.request,
     };
   });
 }

@@ -233,6 +233,7 @@ describeEachDialect("gateway chains", (getDatabase) => {
       metadata: '{"caller":{},"gateway":{}}',
       metadataValue: { caller: {}, gateway: {} },
       startsContext: false,
+      request: null,
     };
     await expect(
       appendChain(getDatabase(), {

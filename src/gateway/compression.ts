@@ -123,6 +123,7 @@ export async function compressContext(
           metadata: JSON.stringify({ caller: metadata, gateway: facts }),
           metadataValue: { caller: metadata, gateway: facts },
           startsContext: true,
+          request: null,
         },
       ],
       conversationMetadata: {},

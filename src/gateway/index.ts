@@ -17,6 +17,7 @@ export type {
   FinalStatus,
   GatewayConversation,
   GatewayFacts,
+  RequestSettings,
   GatewayMessage,
   GatewayMessageMetadata,
   GatewayMessageStatus,

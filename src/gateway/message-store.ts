@@ -28,6 +28,7 @@ import type {
   GatewayMessage,
   GatewayMessageMetadata,
   GatewayMessageStatus,
+  RequestSettings,
 } from "./message-types.js";
 import { MessageCache } from "./message-cache.js";
 import { conversationNotFound, messageNotFound } from "./not-found.js";
@@ -37,6 +38,7 @@ import {
   messageFromRow,
   messageFromWrittenRow,
   parseStoredMetadata,
+  requestSettingsFromRow,
 } from "./rows.js";
 import {
   DEFAULT_GATEWAY_LIMITS,
@@ -49,6 +51,7 @@ import {
   parseGatewayFacts,
   parseOrThrow,
   serializeContent,
+  serializeRequestSettings,
   subjectSchema,
   type GatewayLimits,
 } from "./validation.js";
@@ -66,6 +69,8 @@ export interface AppendMessageInput {
   readonly metadata?: CallerMetadata;
   /** Facts the gateway owns (model, provider, usage, provider response id). */
   readonly gateway?: GatewayFacts;
+  /** A response message's request settings, given back by `getRequestSettings`. */
+  readonly request?: RequestSettings;
 }
 
 export interface AppendInput {
@@ -231,6 +236,10 @@ export class GatewayMessageStore {
         metadata: JSON.stringify(metadataValue),
         metadataValue,
         startsContext: false,
+        request:
+          message.request === undefined
+            ? null
+            : serializeRequestSettings(message.request, this.limits, `${where}.request`),
       };
       return prepared;
     });
@@ -430,6 +439,18 @@ export class GatewayMessageStore {
     const row = await findMessageRow(this.database.db, subject, id);
     if (row === undefined) throw messageNotFound(id);
     return messageFromRow(row);
+  }
+
+  /**
+   * The request settings stored with a response message (`request` of its append); null when it
+   * has none (other messages, and responses stored before migration 0005).
+   */
+  async getRequestSettings(subjectUid: string, messageId: string): Promise<RequestSettings | null> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, messageId, "messageId");
+    const row = await findMessageRow(this.database.db, subject, id);
+    if (row === undefined) throw messageNotFound(id);
+    return requestSettingsFromRow(row);
   }
 
   async getConversation(subjectUid: string, conversationId: string): Promise<GatewayConversation> {

@@ -49,6 +49,18 @@ export interface CompressionFacts {
  * the provider's own response id, why it failed. Scalars and small objects only: never the
  * provider's raw body and never a list of items (B5).
  */
+/**
+ * The settings of the request that produced a response message, kept so that reading the
+ * response gives them back: its instructions, its tool definitions (JSON objects as the caller
+ * sent them) and its largest output. Stored apart from metadata (B5), in
+ * `ai_gateway_messages.request`.
+ */
+export interface RequestSettings {
+  readonly instructions: string | null;
+  readonly tools: readonly Readonly<Record<string, unknown>>[];
+  readonly maxOutputTokens: number | null;
+}
+
 export interface GatewayFacts {
   readonly model?: string;
   readonly provider?: string;

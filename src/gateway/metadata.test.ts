@@ -199,3 +199,116 @@ describeEachDialect("gateway metadata", (getDatabase) => {
     expect(rows).toEqual([]);
   });
 });
+
+describeEachDialect("gateway request settings", (getDatabase) => {
+  const store = () => new GatewayMessageStore(getDatabase(), { limits: { maxContentBytes: 4096 } });
+  const count = async () =>
+    (await getDatabase().db.selectFrom("ai_gateway_messages").select("id").execute()).length;
+  const tool = {
+    type: "function",
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  };
+
+  it("B5 a response's request settings are kept apart from its metadata and given back", async () => {
+    const subject = uniqueName("subject");
+    const [user, answer] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Weather?" }] },
+        {
+          role: "assistant",
+          content: [],
+          status: "in_progress",
+          gateway: { model: "m" },
+          request: { instructions: "Be brief.", tools: [tool], maxOutputTokens: 300 },
+        },
+      ],
+    });
+    expect(await store().getRequestSettings(subject, answer?.id ?? "")).toEqual({
+      instructions: "Be brief.",
+      tools: [tool],
+      maxOutputTokens: 300,
+    });
+    expect(await store().getRequestSettings(subject, user?.id ?? "")).toBeNull();
+    // Not in the metadata, which stays free of lists (B5).
+    const row = await getDatabase()
+      .db.selectFrom("ai_gateway_messages")
+      .select(["metadata"])
+      .where("id", "=", answer?.id ?? "")
+      .executeTakeFirstOrThrow();
+    expect(String(row.metadata)).not.toContain("get_weather");
+    // Another subject's message is missing, as everywhere.
+    await expect(
+      store().getRequestSettings(uniqueName("other"), answer?.id ?? ""),
+    ).rejects.toMatchObject({ code: "gateway_message_not_found" });
+  });
+
+  it("B5 settings of a wrong shape or too large are refused with where; nothing is written", async () => {
+    const subject = uniqueName("subject");
+    const before = await count();
+    const cases: [unknown, string, string][] = [
+      [
+        { instructions: 7, tools: [], maxOutputTokens: null },
+        "gateway_input_invalid",
+        "messages[0].request.instructions",
+      ],
+      [
+        { instructions: null, tools: ["not an object"], maxOutputTokens: null },
+        "gateway_input_invalid",
+        "messages[0].request.tools[0]",
+      ],
+      [
+        { instructions: null, tools: [], maxOutputTokens: 0 },
+        "gateway_input_invalid",
+        "messages[0].request.maxOutputTokens",
+      ],
+      [
+        { instructions: null, tools: [], maxOutputTokens: null, extra: 1 },
+        "gateway_input_invalid",
+        "messages[0].request",
+      ],
+      [
+        { instructions: "\ud800", tools: [], maxOutputTokens: null },
+        "gateway_input_invalid",
+        "messages[0].request.instructions",
+      ],
+      [
+        { instructions: "x".repeat(5000), tools: [], maxOutputTokens: null },
+        "gateway_content_too_large",
+        "messages[0].request",
+      ],
+    ];
+    for (const [request, code, where] of cases) {
+      await expect(
+        store().appendMessages(subject, {
+          previousMessageId: null,
+          messages: [{ role: "assistant", content: [], request } as AppendMessageInput],
+        }),
+      ).rejects.toMatchObject({ code, where });
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it("B3 stored settings changed outside the store are reported, not passed on", async () => {
+    const subject = uniqueName("subject");
+    const [answer] = await store().appendMessages(subject, {
+      previousMessageId: null,
+      messages: [
+        {
+          role: "assistant",
+          content: [{ type: "text", text: "hi" }],
+          request: { instructions: null, tools: [], maxOutputTokens: null },
+        },
+      ],
+    });
+    await getDatabase()
+      .db.updateTable("ai_gateway_messages")
+      .set({ request: '{"instructions":null,"tools":"nope","maxOutputTokens":null}' })
+      .where("id", "=", answer?.id ?? "")
+      .execute();
+    await expect(store().getRequestSettings(subject, answer?.id ?? "")).rejects.toMatchObject({
+      code: "store_row_invalid",
+    });
+  });
+});

@@ -18,6 +18,7 @@ import {
   type GatewayFacts,
   type GatewayMessage,
   type GatewayMessageMetadata,
+  type RequestSettings,
   type GatewayMessageStatus,
   type GatewayMessageType,
 } from "./message-types.js";
@@ -151,4 +152,20 @@ export function conversationFromRow(row: ConversationRow): GatewayConversation {
     metadata: metadata.data,
     createdAt: row.created_at,
   };
+}
+
+const storedRequestSchema = z.strictObject({
+  instructions: z.string().nullable(),
+  tools: z.array(z.record(z.string(), z.json())),
+  maxOutputTokens: z.int().min(1).nullable(),
+});
+
+/** A row's request settings (null when it has none), checked like every stored value. */
+export function requestSettingsFromRow(
+  row: Pick<MessageRow, "id" | "request">,
+): RequestSettings | null {
+  if (row.request === null) return null;
+  const settings = storedRequestSchema.safeParse(parseJson(row, "request", row.request));
+  if (!settings.success) throw corrupt(row, "request", settings.error);
+  return settings.data;
 }

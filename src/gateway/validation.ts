@@ -10,6 +10,7 @@ import {
   TYPE_OF_ROLE,
   type CallerMetadata,
   type GatewayFacts,
+  type RequestSettings,
 } from "./message-types.js";
 
 /** Bounds of caller metadata, as in the Responses API: a few short string pairs (B5). */
@@ -184,6 +185,46 @@ function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
+/** Most tool definitions a response's settings keep (as the Responses API allows). */
+export const MAX_REQUEST_TOOLS = 128;
+
+const requestSettingsSchema = z.strictObject({
+  instructions: z.string().nullable(),
+  tools: z
+    .array(z.record(z.string(), z.json()))
+    .max(MAX_REQUEST_TOOLS, `at most ${MAX_REQUEST_TOOLS} tools`),
+  maxOutputTokens: z.int().min(1).nullable(),
+});
+
+/**
+ * A response's request settings as stored JSON; refused when not of the closed shape, not
+ * well-formed Unicode, or larger than a message's content may be.
+ */
+export function serializeRequestSettings(
+  value: unknown,
+  limits: GatewayLimits,
+  where: string,
+): string {
+  const settings: RequestSettings = parseOrThrow(requestSettingsSchema, value, where);
+  if (settings.instructions !== null && !isWellFormedText(settings.instructions)) {
+    throw new VerbatimError(
+      "gateway_input_invalid",
+      "the instructions hold a lone surrogate (not valid Unicode)",
+      { where: `${where}.instructions`, hint: "Send well-formed text" },
+    );
+  }
+  const text = JSON.stringify(settings);
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > limits.maxContentBytes) {
+    throw new VerbatimError(
+      "gateway_content_too_large",
+      `the request settings are ${bytes} bytes as JSON; at most ${limits.maxContentBytes} are stored per message`,
+      { where, hint: "Send shorter instructions or fewer tools; nothing was written" },
+    );
+  }
+  return text;
+}
+
 export const appendMessageSchema = z
   .strictObject({
     role: roleSchema,
@@ -192,6 +233,7 @@ export const appendMessageSchema = z
     status: z.enum(["in_progress", ...FINAL_STATUSES]).optional(),
     metadata: z.unknown().optional(),
     gateway: z.unknown().optional(),
+    request: z.unknown().optional(),
   })
   .superRefine((value, context) => {
     if (value.type !== undefined && ROLE_OF_TYPE[value.type] !== value.role) {

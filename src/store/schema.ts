@@ -65,6 +65,11 @@ export interface GatewayMessageTable {
   readonly context_start_depth: number;
   readonly created_at: string;
   readonly updated_at: string;
+  /**
+   * JSON text: the settings of the request that produced a response message (`instructions`,
+   * `tools`, `maxOutputTokens`); null for other messages (migration 0005).
+   */
+  readonly request: string | null;
 }
 
 /** A caller's idempotency key and what the first request with it produced. */

@@ -44,6 +44,7 @@ describeEachDialect("Responses API with the openai client", (getDatabase) => {
       input: "Hello there",
       instructions: "Be brief.",
       metadata: { ticket: "T-1" },
+      max_output_tokens: 300,
     });
     expect(first.status).toBe("completed");
     expect(first.output_text).toBe("You said: Hello there");
@@ -98,6 +99,14 @@ describeEachDialect("Responses API with the openai client", (getDatabase) => {
     expect(read.id).toBe(second.id);
     expect(read.previous_response_id).toBe(first.id);
     expect(read.output_text).toBe("You said: And again");
+    // A stored response gives back the settings it was created with (not carried over to the
+    // next response, as in the Responses API).
+    const firstRead = await client.responses.retrieve(first.id);
+    expect(firstRead.instructions).toBe("Be brief.");
+    expect(firstRead.tools).toEqual([]);
+    expect(firstRead.max_output_tokens).toBe(300);
+    expect(read.instructions).toBeNull();
+    expect(read.max_output_tokens).toBeNull();
   });
 
   it("B2 streams a response as Responses API events", async () => {
@@ -140,6 +149,17 @@ describeEachDialect("Responses API with the openai client", (getDatabase) => {
         },
       ],
     });
+    const retrieved = await client.responses.retrieve(asked.id);
+    expect(retrieved.tools).toEqual(asked.tools);
+    expect(retrieved.tools).toEqual([
+      {
+        type: "function",
+        name: "get_weather",
+        description: "Weather by city",
+        parameters: { type: "object", properties: { city: { type: "string" } } },
+        strict: false,
+      },
+    ]);
     const call = asked.output.find((item) => item.type === "function_call");
     expect(call).toMatchObject({
       type: "function_call",

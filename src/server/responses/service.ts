@@ -145,6 +145,12 @@ export class ResponsesService {
             status: "in_progress" as const,
             metadata,
             gateway: { model: body.model, provider },
+            // Given back when the response is read (GET /v1/responses/:id).
+            request: {
+              instructions: body.instructions ?? null,
+              tools: body.tools ?? [],
+              maxOutputTokens: body.max_output_tokens ?? null,
+            },
           },
         ],
       });
@@ -218,11 +224,13 @@ export class ResponsesService {
   async get(subject: string, id: string): Promise<ResponseObject> {
     const output = await this.#response(subject, id);
     const { previousResponseId } = await this.#inputsOf(subject, output);
+    // Null for summaries and for responses stored before their settings were kept.
+    const request = await this.store.getRequestSettings(subject, id);
     return responseObject(output, {
       previousResponseId,
-      instructions: null,
-      tools: [],
-      maxOutputTokens: null,
+      instructions: request?.instructions ?? null,
+      tools: (request?.tools ?? []) as CreateResponseBody["tools"],
+      maxOutputTokens: request?.maxOutputTokens ?? null,
     });
   }
 

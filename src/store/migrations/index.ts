@@ -2,6 +2,7 @@ import { gatewayMessagesMigration } from "./0001-gateway-messages.js";
 import { serverApiKeysMigration } from "./0002-server-api-keys.js";
 import { backgroundAgentJobsMigration } from "./0003-background-agent-jobs.js";
 import { apiKeyNotificationsMigration } from "./0004-api-key-notifications.js";
+import { messageRequestSettingsMigration } from "./0005-message-request-settings.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -13,4 +14,5 @@ export const storeMigrations: readonly Migration[] = [
   serverApiKeysMigration,
   backgroundAgentJobsMigration,
   apiKeyNotificationsMigration,
+  messageRequestSettingsMigration,
 ];

@@ -176,6 +176,7 @@ const MESSAGE_COLUMNS = [
   "context_start_depth",
   "created_at",
   "updated_at",
+  "request",
 ] as const satisfies readonly (keyof MessageRow)[];
 
 /** Insert statements of 1 to 8 message rows, kept compiled (most writes are a turn or less). */
