@@ -22,7 +22,7 @@ import {
   type GatewayMessageStatus,
   type GatewayMessageType,
 } from "./message-types.js";
-import { storedGatewayFactsSchema } from "./validation.js";
+import { requestSettingsSchema, storedGatewayFactsSchema } from "./validation.js";
 
 /**
  * Rows to gateway values. Rows are validated on the way out as well (zod), so a row changed
@@ -154,18 +154,12 @@ export function conversationFromRow(row: ConversationRow): GatewayConversation {
   };
 }
 
-const storedRequestSchema = z.strictObject({
-  instructions: z.string().nullable(),
-  tools: z.array(z.record(z.string(), z.json())),
-  maxOutputTokens: z.int().min(1).nullable(),
-});
-
 /** A row's request settings (null when it has none), checked like every stored value. */
 export function requestSettingsFromRow(
   row: Pick<MessageRow, "id" | "request">,
 ): RequestSettings | null {
   if (row.request === null) return null;
-  const settings = storedRequestSchema.safeParse(parseJson(row, "request", row.request));
+  const settings = requestSettingsSchema.safeParse(parseJson(row, "request", row.request));
   if (!settings.success) throw corrupt(row, "request", settings.error);
   return settings.data;
 }

@@ -188,7 +188,8 @@ function describeType(value: unknown): string {
 /** Most tool definitions a response's settings keep (as the Responses API allows). */
 export const MAX_REQUEST_TOOLS = 128;
 
-const requestSettingsSchema = z.strictObject({
+/** Request settings as written and as read back (rows.ts). */
+export const requestSettingsSchema = z.strictObject({
   instructions: z.string().nullable(),
   tools: z
     .array(z.record(z.string(), z.json()))
