@@ -174,12 +174,22 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       app.log.warn({ err: error }, "API key change notifications lost; reconnecting"),
   });
   app.addHook("onClose", () => keys.close());
-  await app.register(async (scope) => {
-    scope.addHook("onRequest", apiKeyAuth(keys, limiter));
-    registerCallerRoutes(scope, { database: options.database, upstream: options.upstream, store });
-  });
-  if (options.webRoot !== undefined && options.webRoot !== false) {
-    registerWebRoutes(app, options.webRoot);
+  try {
+    await app.register(async (scope) => {
+      scope.addHook("onRequest", apiKeyAuth(keys, limiter));
+      registerCallerRoutes(scope, {
+        database: options.database,
+        upstream: options.upstream,
+        store,
+      });
+    });
+    if (options.webRoot !== undefined && options.webRoot !== false) {
+      registerWebRoutes(app, options.webRoot);
+    }
+  } catch (error) {
+    // The listening connection must not outlive a server that was never returned.
+    await keys.close();
+    throw error;
   }
   return app;
 }
