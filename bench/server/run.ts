@@ -2,7 +2,7 @@
 // and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
 // upstream measured alone in the same run (the server's overhead = its p50 − the upstream's).
 // Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick] [--overhead-only]
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -496,4 +496,15 @@ for (const row of rows) {
   process.stdout.write(
     `| ${row.database} | ${row.what} | ${row.requestsPerSecond.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.errors} | ${over} |\n`,
   );
+}
+
+if (values["no-pg"] !== true) {
+  // PostgreSQL servers keep valid API keys: how soon a revocation is heard.
+  process.stdout.write("\nAPI key revocation on PostgreSQL (bench/server/revocation.ts):\n");
+  const revocation = spawnSync(
+    process.execPath,
+    ["bin/run-ts.js", "bench/server/revocation.ts", "--pg-url", pgUrl],
+    { cwd: root, stdio: ["ignore", "inherit", "inherit"] },
+  );
+  if (revocation.status !== 0) process.exitCode = 1;
 }
