@@ -2,6 +2,7 @@
 // checkpointers storing the same conversation, measured in the same run.
 // Run: node bin/run-ts.js bench/store/run.ts [--pg-url URL] [--no-pg] [--quick]
 // PostgreSQL: --pg-url, else VERBATIM_PG_URL, else postgres://postgres@127.0.0.1:5432/test.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -390,3 +391,11 @@ process.stdout.write(
   `${line(header)}\n|${widths.map((width) => "-".repeat(width + 2)).join("|")}|\n`,
 );
 for (const row of results.rows) process.stdout.write(`${line(row)}\n`);
+
+// What the query templates save on the statement every response finishes with.
+process.stdout.write("\nQuery templates (bench/store/query-template.ts):\n");
+const templates = spawnSync(process.execPath, ["bin/run-ts.js", "bench/store/query-template.ts"], {
+  cwd: new URL("../../", import.meta.url).pathname,
+  stdio: ["ignore", "inherit", "inherit"],
+});
+if (templates.status !== 0) process.exitCode = 1;
