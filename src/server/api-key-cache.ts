@@ -34,8 +34,9 @@ export interface ApiKeyLookupOptions {
  * PostgreSQL, where that read is a round trip, valid keys are kept in memory while the server
  * listens for the changes of `verbatim_api_keys` (a trigger notifies each update or deletion
  * on commit, migration 0004): a revoked key is forgotten as soon as the notification arrives,
- * and while the listening connection is down nothing is kept, so revocation still counts at
- * once. `maxAgeMs` bounds the trust in a kept key even if notifications stopped unnoticed.
+ * about a round trip after the commit; while the listening connection is down nothing is
+ * kept, so a revocation then counts at once. `maxAgeMs` bounds the trust in a kept key even if
+ * notifications stopped unnoticed.
  * Unknown and revoked keys are never kept: a key created by another process works at once.
  */
 export async function openApiKeyLookup(
