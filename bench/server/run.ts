@@ -1,6 +1,8 @@
 // The HTTP server under load (docs/server.md): requests/s, p50 and p99 of the console routes
 // and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
-// upstream measured alone in the same run (the server's overhead = its p50 − the upstream's).
+// upstream measured alone in the same run (the server's overhead = its p50 − the upstream's)
+// and a bare pass-through proxy on it (bare-proxy.ts: the floor of any server in between);
+// then, on PostgreSQL, how soon a revoked API key is refused (revocation.ts).
 // Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick] [--overhead-only]
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
