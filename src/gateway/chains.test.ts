@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../test/support/databases.js";
+import { startAfterUser } from "../../test/support/gateway-chains.js";
 import type { Message } from "../history/message.js";
 import {
   MESSAGE_STATUS_VALUES,
@@ -358,18 +359,11 @@ describeEachDialect("gateway chains", (getDatabase) => {
   it("B3 a message started and finished by one store is stored exactly as the checked path stores it", async () => {
     const subject = uniqueName("subject");
     const one = store();
-    const [user] = await one.appendMessages(subject, {
-      previousMessageId: null,
-      messages: [say("user", "go")],
-    });
-    const started = await one.startMessage(subject, {
-      previousMessageId: user?.id ?? "",
-      message: {
-        role: "assistant",
-        content: [{ type: "text", text: "draft" }],
-        metadata: { trace: "t-2" },
-        gateway: { model: "m", provider: "anthropic" },
-      },
+    const { started } = await startAfterUser(one, subject, "go", {
+      role: "assistant",
+      content: [{ type: "text", text: "draft" }],
+      metadata: { trace: "t-2" },
+      gateway: { model: "m", provider: "anthropic" },
     });
     // The caller owns what it got back: changing it changes nothing stored.
     (started.metadata.caller as Record<string, string>)["trace"] = "changed by the caller";
@@ -424,14 +418,7 @@ describeEachDialect("gateway chains", (getDatabase) => {
   it("B3 a finish's content is checked (nothing changes when it is wrong) and kept as a copy", async () => {
     const subject = uniqueName("subject");
     const one = store();
-    const [user] = await one.appendMessages(subject, {
-      previousMessageId: null,
-      messages: [say("user", "go")],
-    });
-    const started = await one.startMessage(subject, {
-      previousMessageId: user?.id ?? "",
-      message: { role: "assistant", content: [] },
-    });
+    const { started } = await startAfterUser(one, subject, "go");
     for (const [content, where] of [
       [[{ type: "text", text: 42 }], "content[0].text"],
       [[{ type: "text", text: "x", extra: true }], "content[0]"],

@@ -1,6 +1,7 @@
 import { sql, type KyselyPlugin, type RootOperationNode } from "kysely";
 import { describe, expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../test/support/databases.js";
+import { startAfterUser } from "../../test/support/gateway-chains.js";
 import { MessageCache } from "./message-cache.js";
 import { GatewayMessageStore, type AppendMessageInput } from "./message-store.js";
 import type { GatewayMessage } from "./message-types.js";
@@ -148,14 +149,7 @@ describeEachDialect("gateway message cache", (getDatabase) => {
   it("B3 an in_progress message is never kept: its final state, written elsewhere, is read", async () => {
     const subject = uniqueName("subject");
     const store = new GatewayMessageStore(getDatabase());
-    const [user] = await store.appendMessages(subject, {
-      previousMessageId: null,
-      messages: [say("user", "hello")],
-    });
-    const started = await store.startMessage(subject, {
-      previousMessageId: user?.id ?? "",
-      message: { role: "assistant", content: [] },
-    });
+    const { started } = await startAfterUser(store, subject, "hello");
     expect((await store.readContext(subject, started.id)).anchor.status).toBe("in_progress");
     // Another process (another store on the same database) finishes it.
     await uncached().finishMessage(subject, started.id, {

@@ -434,11 +434,7 @@ export class GatewayMessageStore {
   }
 
   async getMessage(subjectUid: string, messageId: string): Promise<GatewayMessage> {
-    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const id = parseOrThrow(idSchema, messageId, "messageId");
-    const row = await findMessageRow(this.database.db, subject, id);
-    if (row === undefined) throw messageNotFound(id);
-    return messageFromRow(row);
+    return messageFromRow(await this.#messageRow(subjectUid, messageId));
   }
 
   /**
@@ -446,11 +442,25 @@ export class GatewayMessageStore {
    * has none (other messages, and responses stored before migration 0005).
    */
   async getRequestSettings(subjectUid: string, messageId: string): Promise<RequestSettings | null> {
+    return requestSettingsFromRow(await this.#messageRow(subjectUid, messageId));
+  }
+
+  /** A message and its request settings, from one read of its row. */
+  async getMessageWithRequest(
+    subjectUid: string,
+    messageId: string,
+  ): Promise<{ readonly message: GatewayMessage; readonly request: RequestSettings | null }> {
+    const row = await this.#messageRow(subjectUid, messageId);
+    return { message: messageFromRow(row), request: requestSettingsFromRow(row) };
+  }
+
+  /** A message's row, scoped to the subject; a missing one (or another subject's) is not found. */
+  async #messageRow(subjectUid: string, messageId: string): Promise<MessageRow> {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, messageId, "messageId");
     const row = await findMessageRow(this.database.db, subject, id);
     if (row === undefined) throw messageNotFound(id);
-    return requestSettingsFromRow(row);
+    return row;
   }
 
   async getConversation(subjectUid: string, conversationId: string): Promise<GatewayConversation> {

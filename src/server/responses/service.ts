@@ -222,10 +222,9 @@ export class ResponsesService {
   }
 
   async get(subject: string, id: string): Promise<ResponseObject> {
-    const output = await this.#response(subject, id);
+    // The settings are null for summaries and for responses stored before they were kept.
+    const { message: output, request } = await this.#response(subject, id);
     const { previousResponseId } = await this.#inputsOf(subject, output);
-    // Null for summaries and for responses stored before their settings were kept.
-    const request = await this.store.getRequestSettings(subject, id);
     return responseObject(output, {
       previousResponseId,
       instructions: request?.instructions ?? null,
@@ -235,19 +234,21 @@ export class ResponsesService {
   }
 
   async inputItems(subject: string, id: string): Promise<ResponseItem[]> {
-    const output = await this.#response(subject, id);
+    const { message: output } = await this.#response(subject, id);
     const { inputs } = await this.#inputsOf(subject, output);
     return inputs.flatMap(messageToItems);
   }
 
-  async #response(subject: string, id: string): Promise<GatewayMessage> {
-    const message = await this.store.getMessage(subject, id);
+  /** A stored response (an assistant message or a summary) and its request settings. */
+  async #response(subject: string, id: string) {
+    const response = await this.store.getMessageWithRequest(subject, id);
+    const { message } = response;
     if (message.type !== "assistant" && message.type !== "summary") {
       throw new VerbatimError("resource_not_found", `no response ${id}`, {
         where: id,
         hint: "Response ids are the ids POST /v1/responses returned (or a summary's id)",
       });
     }
-    return message;
+    return response;
   }
 }
