@@ -392,10 +392,16 @@ process.stdout.write(
 );
 for (const row of results.rows) process.stdout.write(`${line(row)}\n`);
 
-// What the query templates save on the statement every response finishes with.
-process.stdout.write("\nQuery templates (bench/store/query-template.ts):\n");
-const templates = spawnSync(process.execPath, ["bin/run-ts.js", "bench/store/query-template.ts"], {
-  cwd: new URL("../../", import.meta.url).pathname,
-  stdio: ["ignore", "inherit", "inherit"],
-});
-if (templates.status !== 0) process.exitCode = 1;
+// What the query templates save on the statement every response finishes with, and the floor
+// under the cold tool-turn read.
+for (const [title, script] of [
+  ["Query templates", "bench/store/query-template.ts"],
+  ["The floor under the cold tool-turn read", "bench/store/cold-read-floor.ts"],
+] as const) {
+  process.stdout.write(`\n${title} (${script}):\n`);
+  const part = spawnSync(process.execPath, ["bin/run-ts.js", script], {
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (part.status !== 0) process.exitCode = 1;
+}
