@@ -1,7 +1,8 @@
 // The HTTP server under load (docs/server.md): requests/s, p50 and p99 of the console routes
 // and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
 // upstream measured alone in the same run (the server's overhead = its p50 − the upstream's)
-// and a bare pass-through proxy on it (bare-proxy.ts: the floor of any server in between);
+// and a bare pass-through proxy on it (bare-proxy.ts: the floor of any server in between), the
+// three taking turns in blocks of requests; the upstream's think time is exact (upstream.ts);
 // then, on PostgreSQL, how soon a revoked API key is refused (revocation.ts).
 // Run: node bin/run-ts.js bench/server/run.ts [--pg-url URL] [--no-pg] [--quick] [--overhead-only]
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -103,37 +104,45 @@ async function load(
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 
+/** A route the overhead measurement times. */
+interface Timed {
+  readonly url: string;
+  readonly method?: "GET" | "POST";
+  readonly headers?: Record<string, string>;
+  /** The body of each request, given this route's previous response body ("" at first). */
+  readonly body?: (previous: string) => string;
+}
+
 /**
- * One request after another on one kept-alive connection, each timed to the last byte of its
- * response with a sub-millisecond clock (autocannon rounds latencies to whole milliseconds):
- * the p50 the "server adds" goal is read from.
+ * One request after another on one kept-alive connection per route, each timed to the last
+ * byte of its response with a sub-millisecond clock (autocannon rounds latencies to whole
+ * milliseconds): the p50 the "server adds" goal is read from. The routes take turns in blocks
+ * of `block` requests until each has `count`, so a slow stretch of the machine (another
+ * process, a checkpoint) falls on all of them alike instead of on the one measured then.
  */
-async function sequential(
-  url: string,
-  options: {
-    method?: "GET" | "POST";
-    headers?: Record<string, string>;
-    /** The body of each request, given the previous response's body ("" at first). */
-    body?: (previous: string) => string;
-  },
+async function interleaved(
+  routes: readonly Timed[],
   count: number,
-): Promise<{ p50: number; p90: number }> {
-  let previous = "";
-  const once = () =>
+  block: number,
+): Promise<{ p50: number; p90: number }[]> {
+  const previous = routes.map(() => "");
+  const once = (index: number) =>
     new Promise<number>((resolve, reject) => {
-      const body = options.body?.(previous);
+      const route = routes[index] as Timed;
+      const body = route.body?.(previous[index] ?? "");
       const started = performance.now();
       const request = httpRequest(
-        url,
-        { method: options.method ?? "GET", headers: options.headers ?? {}, agent: keepAlive },
+        route.url,
+        { method: route.method ?? "GET", headers: route.headers ?? {}, agent: keepAlive },
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
           response.on("end", () => {
             const elapsed = performance.now() - started;
-            previous = Buffer.concat(chunks).toString("utf8");
+            const text = Buffer.concat(chunks).toString("utf8");
+            previous[index] = text;
             if ((response.statusCode ?? 500) >= 300) {
-              reject(new Error(`${url} answered ${response.statusCode}: ${previous}`));
+              reject(new Error(`${route.url} answered ${response.statusCode}: ${text}`));
             } else resolve(elapsed);
           });
         },
@@ -141,14 +150,23 @@ async function sequential(
       request.on("error", reject);
       request.end(body);
     });
-  for (let index = 0; index < Math.min(100, count); index++) await once();
-  const samples: number[] = [];
-  for (let index = 0; index < count; index++) samples.push(await once());
-  samples.sort((a, b) => a - b);
-  return {
-    p50: samples[Math.floor(samples.length / 2)] ?? Number.NaN,
-    p90: samples[Math.floor(samples.length * 0.9)] ?? Number.NaN,
-  };
+  for (let index = 0; index < routes.length; index++) {
+    for (let warm = 0; warm < Math.min(100, count); warm++) await once(index);
+  }
+  const samples = routes.map((): number[] => []);
+  while ((samples[0]?.length ?? count) < count) {
+    for (let index = 0; index < routes.length; index++) {
+      const own = samples[index] as number[];
+      for (let n = 0; n < block && own.length < count; n++) own.push(await once(index));
+    }
+  }
+  return samples.map((own) => {
+    own.sort((a, b) => a - b);
+    return {
+      p50: own[Math.floor(own.length / 2)] ?? Number.NaN,
+      p90: own[Math.floor(own.length * 0.9)] ?? Number.NaN,
+    };
+  });
 }
 
 /** Seeds a migrated database: an API key, a 40-message conversation with tool calls, a job. */
@@ -277,52 +295,65 @@ async function measureOverhead(
   try {
     log(`${database}: overhead, ${label}`);
     // With think time each request lasts ~20 ms: fewer of them keep the run short.
-    const count = thinkMs === 0 ? SEQUENTIAL : Math.ceil(SEQUENTIAL / 5);
-    const alone = await sequential(
-      `${upstreamUrl_}/v1/messages`,
-      {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": "sk-ant-bench" },
-        body: () => upstreamBody,
-      },
-      count,
-    );
-    // The floor: a pass-through proxy that stores and checks nothing, in the same run.
-    const viaBareProxy = await sequential(
-      bareUrl,
-      { method: "POST", headers: { "content-type": "application/json" }, body: () => upstreamBody },
-      count,
-    );
+    const count = thinkMs === 0 ? SEQUENTIAL : Math.ceil(SEQUENTIAL / 3);
     const caller = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-    let sent = 0;
-    const body = (previous: string, chained: boolean) => {
-      sent++;
-      const previousId =
-        chained && previous !== "" && sent % 10 !== 0
-          ? (JSON.parse(previous) as { id: string }).id
-          : undefined;
-      return JSON.stringify({
-        model: "claude-bench",
-        input: "What is the answer?",
-        ...(previousId === undefined ? {} : { previous_response_id: previousId }),
-      });
+    /** Request bodies of one route: a new conversation each time, or continuing (10 deep). */
+    const bodies = (chained: boolean) => {
+      let sent = 0;
+      return (previous: string) => {
+        sent++;
+        const previousId =
+          chained && previous !== "" && sent % 10 !== 0
+            ? (JSON.parse(previous) as { id: string }).id
+            : undefined;
+        return JSON.stringify({
+          model: "claude-bench",
+          input: "What is the answer?",
+          ...(previousId === undefined ? {} : { previous_response_id: previousId }),
+        });
+      };
     };
+    const json = { "content-type": "application/json" };
+    const [alone, viaBareProxy, ...measured] = await interleaved(
+      [
+        {
+          url: `${upstreamUrl_}/v1/messages`,
+          method: "POST",
+          headers: { ...json, "x-api-key": "sk-ant-bench" },
+          body: () => upstreamBody,
+        },
+        // The floor: a pass-through proxy that stores and checks nothing, in the same run.
+        { url: bareUrl, method: "POST", headers: json, body: () => upstreamBody },
+        {
+          url: `${url}/v1/responses`,
+          method: "POST",
+          headers: caller,
+          body: bodies(false),
+        },
+        {
+          url: `${url}/v1/responses`,
+          method: "POST",
+          headers: caller,
+          body: bodies(true),
+        },
+      ],
+      count,
+      thinkMs === 0 ? 50 : 10,
+    );
+    if (alone === undefined || viaBareProxy === undefined) throw new Error("no baseline");
     const lines: string[] = [];
-    for (const [what, chained] of [
-      ["new conversation", false],
-      ["continuing the previous response", true],
-    ] as const) {
-      const measured = await sequential(
-        `${url}/v1/responses`,
-        { method: "POST", headers: caller, body: (previous) => body(previous, chained) },
-        count,
-      );
-      const over = measured.p50 - alone.p50;
+    for (const [index, what] of [
+      "new conversation",
+      "continuing the previous response",
+    ].entries()) {
+      const server = measured[index];
+      if (server === undefined) throw new Error(`no figures for ${what}`);
+      const over = server.p50 - alone.p50;
       lines.push(
         `| ${database} | ${label} | ${what} | ${alone.p50.toFixed(2)} | ` +
           `${viaBareProxy.p50.toFixed(2)} (+${(viaBareProxy.p50 - alone.p50).toFixed(2)}) | ` +
-          `${measured.p50.toFixed(2)} | ${measured.p90.toFixed(2)} | +${over.toFixed(2)} ms | ` +
-          `+${(measured.p50 - viaBareProxy.p50).toFixed(2)} ms | ${over < 2 ? "met" : "NOT met"} |`,
+          `${server.p50.toFixed(2)} | ${server.p90.toFixed(2)} | +${over.toFixed(2)} ms | ` +
+          `+${(server.p50 - viaBareProxy.p50).toFixed(2)} ms | ${over < 2 ? "met" : "NOT met"} |`,
       );
     }
     return lines;
@@ -478,10 +509,11 @@ process.stdout.write(
 );
 process.stdout.write(
   `\nThe server's overhead at p50 (goal: under 2 ms over the upstream): ${SEQUENTIAL} requests ` +
-    `(${Math.ceil(SEQUENTIAL / 5)} with think time) ` +
-    "one after another on one kept-alive connection, timed to the last byte; the upstream " +
-    "alone, a bare pass-through proxy on it (the floor of any server in between: no parsing, " +
-    "storage or checks), then the server on it\n\n" +
+    `(${Math.ceil(SEQUENTIAL / 3)} with think time) per route, ` +
+    "one after another on one kept-alive connection, timed to the last byte, the routes " +
+    "taking turns in blocks (50 requests, 10 with think time): the upstream alone, a bare " +
+    "pass-through proxy on it (the floor of any server in between: no parsing, storage or " +
+    "checks), and the server on it\n\n" +
     "| database | upstream | POST /v1/responses | upstream alone p50 ms | bare proxy p50 ms | server p50 ms | server p90 ms | over the upstream | over the bare proxy | goal |\n" +
     "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n" +
     `${overheads.join("\n")}\n\nUnder load (autocannon, whole milliseconds):\n\n`,

@@ -392,14 +392,23 @@ process.stdout.write(
 );
 for (const row of results.rows) process.stdout.write(`${line(row)}\n`);
 
-// What the query templates save on the statement every response finishes with, and the floor
-// under the cold tool-turn read.
-for (const [title, script] of [
-  ["Query templates", "bench/store/query-template.ts"],
-  ["The floor under the cold tool-turn read", "bench/store/cold-read-floor.ts"],
+// What the query templates save on the statement every response finishes with, what named
+// prepared statements save on PostgreSQL, and the floor under the cold tool-turn read.
+for (const [title, script, args] of [
+  ["Query templates", "bench/store/query-template.ts", []],
+  ...(values["no-pg"] === true
+    ? []
+    : [
+        [
+          "Named prepared statements on PostgreSQL",
+          "bench/store/prepared-statements.ts",
+          ["--pg-url", pgUrl],
+        ] as const,
+      ]),
+  ["The floor under the cold tool-turn read", "bench/store/cold-read-floor.ts", []],
 ] as const) {
   process.stdout.write(`\n${title} (${script}):\n`);
-  const part = spawnSync(process.execPath, ["bin/run-ts.js", script], {
+  const part = spawnSync(process.execPath, ["bin/run-ts.js", script, ...args], {
     cwd: new URL("../../", import.meta.url).pathname,
     stdio: ["ignore", "inherit", "inherit"],
   });

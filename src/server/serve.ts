@@ -60,14 +60,23 @@ function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | fa
   return burst === undefined ? { perMinute } : { perMinute, burst };
 }
 
-/** Opens `--db` text, creating the SQLite folder when needed. */
-export async function openStore(text: string, cwd: string): Promise<StoreDatabase> {
+/**
+ * Opens `--db` text, creating the SQLite folder when needed. `env` may turn PostgreSQL's named
+ * prepared statements off (`VERBATIM_PG_PREPARED_STATEMENTS=off`, for a pooler that cannot
+ * keep them).
+ */
+export async function openStore(
+  text: string,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<StoreDatabase> {
+  const preparedStatements = switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true;
   let location: DatabaseLocation = parseDatabaseLocation(text);
   if (location.dialect === "sqlite" && location.path !== ":memory:") {
     location = { dialect: "sqlite", path: resolve(cwd, location.path) };
     mkdirSync(dirname(location.path), { recursive: true });
   }
-  return openDatabase(location);
+  return openDatabase(location, { preparedStatements });
 }
 
 /** `verbatim serve`: open and migrate the database, then listen. */
@@ -88,6 +97,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,
     options.cwd ?? process.cwd(),
+    env,
   );
   let app: FastifyInstance | undefined;
   try {

@@ -4,6 +4,7 @@ import pg from "pg";
 import { VerbatimError } from "../core/errors.js";
 import { capabilitiesOf, type DialectCapabilities } from "./capabilities.js";
 import { checkSchemaName, describeLocation, type DatabaseLocation } from "./location.js";
+import { statementName } from "./prepared-statements.js";
 import type { StoreSchema } from "./schema.js";
 
 /** An open store: the Kysely instance, what its dialect can do, and how to close it. */
@@ -17,6 +18,11 @@ export interface StoreDatabase {
 export interface OpenDatabaseOptions {
   /** PostgreSQL: most connections the pool opens (default 10). */
   readonly poolSize?: number;
+  /**
+   * PostgreSQL: run the query templates as named prepared statements (default true;
+   * src/store/prepared-statements.ts). Off for a pooler that cannot keep them.
+   */
+  readonly preparedStatements?: boolean;
 }
 
 /**
@@ -73,7 +79,7 @@ export async function openDatabase(
     return { db, capabilities, location, close: () => db.destroy() };
   }
   const pool = new pg.Pool({
-    Client: ArrayRowsClient,
+    Client: options.preparedStatements === false ? StoreClient : PreparingStoreClient,
     connectionString: location.url,
     max: options.poolSize ?? 10,
     types: postgresTypes,
@@ -93,20 +99,35 @@ export async function openDatabase(
   return { db, capabilities, location, close: () => db.destroy() };
 }
 
-/** A pg client that answers SQL marked with `ARRAY_ROWS_MARKER` with rows as arrays. */
-class ArrayRowsClient extends pg.Client {
-  constructor(config?: string | pg.ClientConfig) {
-    super(config);
-    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
-    (this as { query: unknown }).query = (...args: unknown[]): unknown => {
-      const [text, values] = args;
-      if (typeof text === "string" && text.startsWith(ARRAY_ROWS_MARKER) && args.length <= 2) {
-        return query({ text, values, rowMode: "array" });
-      }
-      return query(...args);
-    };
-  }
+/**
+ * The store's pg client: SQL marked with `ARRAY_ROWS_MARKER` is answered with rows as arrays;
+ * with `prepared`, SQL that has a statement name (src/store/prepared-statements.ts) runs as that
+ * named prepared statement. Kysely calls `query(text, values)`; other calls pass through.
+ */
+function storeClient(prepared: boolean): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+      (this as { query: unknown }).query = (...args: unknown[]): unknown => {
+        const [text, values] = args;
+        if (typeof text !== "string" || args.length > 2) return query(...args);
+        const name = prepared ? statementName(text) : undefined;
+        const arrays = text.startsWith(ARRAY_ROWS_MARKER);
+        if (name === undefined && !arrays) return query(...args);
+        return query({
+          text,
+          values,
+          ...(name === undefined ? {} : { name }),
+          ...(arrays ? { rowMode: "array" } : {}),
+        });
+      };
+    }
+  };
 }
+
+const StoreClient = storeClient(false);
+const PreparingStoreClient = storeClient(true);
 
 const STATEMENT_CACHE_SIZE = 200;
 

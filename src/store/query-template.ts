@@ -5,6 +5,7 @@ import {
   type QueryResult,
   type RawBuilder,
 } from "kysely";
+import { nameStatement } from "./prepared-statements.js";
 import type { StoreSchema } from "./schema.js";
 
 /**
@@ -18,6 +19,10 @@ import type { StoreSchema } from "./schema.js";
  * SQL is kept for the database's dialect and its parameters are filled in for each run, so
  * the query stays the one Kysely wrote for that dialect. A database with Kysely plugins (tests
  * recording statements) compiles every run, so its plugins see every query.
+ *
+ * On PostgreSQL a template runs as a named prepared statement (src/store/prepared-statements.ts):
+ * parsed and planned once per connection instead of at every run. `prepared: false` is for
+ * templates made for rare shapes that are not kept.
  */
 export interface QueryTemplate<Values extends readonly unknown[], Row> {
   run(db: Kysely<StoreSchema>, ...values: Values): Promise<QueryResult<Row>>;
@@ -42,6 +47,7 @@ export function queryTemplate<Values extends readonly unknown[], Row>(
     db: Kysely<StoreSchema>,
     slot: (index: number) => never,
   ) => Compilable<Row> | RawBuilder<Row>,
+  options: { readonly prepared?: boolean } = {},
 ): QueryTemplate<Values, Row> {
   // One compilation per dialect adapter: a transaction shares its database's adapter.
   const compiledFor = new WeakMap<object, Compiled>();
@@ -64,6 +70,7 @@ export function queryTemplate<Values extends readonly unknown[], Row>(
     for (let index = 0; index < used.size; index++) {
       if (!used.has(index)) throw new Error(`a query template does not use slot ${index}`);
     }
+    if (options.prepared !== false) nameStatement(query.sql);
     return { sql: query.sql, sources, slotCount: used.size };
   };
   return {

@@ -105,11 +105,13 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
       expect(typo.err()).toContain(`${name} must be a whole number, not "12O"`);
       expect(existsSync(untouched)).toBe(false);
     }
-    const notASwitch = bufferIO({ env: { ...process.env, VERBATIM_API_KEY_CACHE: "sometimes" } });
-    const untouched = join(folder, "typo", "never.sqlite");
-    expect(await main(["serve", "--db", untouched, "--port", "0"], notASwitch)).toBe(1);
-    expect(notASwitch.err()).toContain('VERBATIM_API_KEY_CACHE must be on or off, not "sometimes"');
-    expect(existsSync(untouched)).toBe(false);
+    for (const name of ["VERBATIM_API_KEY_CACHE", "VERBATIM_PG_PREPARED_STATEMENTS"]) {
+      const notASwitch = bufferIO({ env: { ...process.env, [name]: "sometimes" } });
+      const untouched = join(folder, "typo", "never.sqlite");
+      expect(await main(["serve", "--db", untouched, "--port", "0"], notASwitch)).toBe(1);
+      expect(notASwitch.err()).toContain(`${name} must be on or off, not "sometimes"`);
+      expect(existsSync(untouched)).toBe(false);
+    }
   });
 
   it("serve: healthz, a key made by another process works at once and revocation too, and SIGTERM finishes in-flight requests", async () => {
@@ -171,11 +173,13 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
           ANTHROPIC_API_KEY: "sk-ant-test",
           ANTHROPIC_BASE_URL: upstream.url,
         };
-        // Both start (and migrate) at once; the advisory lock serialises the migrations.
+        // Both start (and migrate) at once; the advisory lock serialises the migrations. The
+        // second runs without named prepared statements (as behind a pooler that cannot keep
+        // them): the two work on the same rows alike.
         servers.push(
           ...(await Promise.all([
             serve(["--db", fresh.locationText], env),
-            serve(["--db", fresh.locationText], env),
+            serve(["--db", fresh.locationText], { ...env, VERBATIM_PG_PREPARED_STATEMENTS: "off" }),
           ])),
         );
         const created = await run([

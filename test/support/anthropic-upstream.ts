@@ -27,8 +27,10 @@ export interface AnthropicUpstream {
   readonly requests: Record<string, unknown>[];
   /** The reply to the next requests (default: echo of the last user text). */
   reply: (body: Record<string, unknown>) => ScriptedReply;
-  /** Milliseconds to wait before answering (benchmarks). */
+  /** Milliseconds to wait before answering, counted from the request's arrival. */
   delayMs: number;
+  /** How it waits until `deadline` (performance.now() time); default setTimeout. */
+  waitUntil: (deadline: number) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -161,9 +163,12 @@ export async function startAnthropicUpstream(): Promise<AnthropicUpstream> {
     requests,
     reply: (body) => ({ text: `You said: ${lastUserText(body)}` }),
     delayMs: 0,
+    waitUntil: (deadline) =>
+      new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now()))),
     close: () => Promise.resolve(),
   };
   const server: Server = createServer((request, response) => {
+    const arrived = performance.now();
     void (async () => {
       const text = await readBody(request);
       if (request.method !== "POST" || !request.url?.startsWith("/v1/messages")) {
@@ -178,7 +183,7 @@ export async function startAnthropicUpstream(): Promise<AnthropicUpstream> {
       }
       const body = JSON.parse(text) as Record<string, unknown>;
       requests.push(body);
-      if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+      if (state.delayMs > 0) await state.waitUntil(arrived + state.delayMs);
       const reply = state.reply(body);
       if (reply.status !== undefined) {
         response.writeHead(reply.status, { "content-type": "application/json" });

@@ -10,7 +10,7 @@ async function withStore<T>(
   io: CliIO,
   work: (database: StoreDatabase) => Promise<T>,
 ): Promise<T> {
-  const database = await openStore(text, io.cwd);
+  const database = await openStore(text, io.cwd, io.env);
   try {
     await migrateDatabase(database);
     return await work(database);

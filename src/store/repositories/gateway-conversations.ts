@@ -23,7 +23,8 @@ export async function insertConversation(
 const findConversationQuery = queryTemplate<[string, string], ConversationRow>((db, slot) =>
   db
     .selectFrom("ai_gateway_conversations")
-    .selectAll()
+    // Columns by name: a prepared statement's columns must not change when a table gains one.
+    .select(["id", "subject_uid", "created_at", "metadata"])
     .where("id", "=", slot(0))
     .where("subject_uid", "=", slot(1)),
 );

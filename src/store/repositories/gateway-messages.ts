@@ -275,39 +275,44 @@ function insertChainQuery(
   withExtend: boolean,
   count: number,
 ): QueryTemplate<unknown[], { branch_id: string }> {
-  return queryTemplate<unknown[], { branch_id: string }>((_db, slot) => {
-    let next = 0;
-    const value = () => sql`${slot(next++)}`;
-    const list = (columns: readonly string[]) => sql.join(columns.map((column) => sql.ref(column)));
-    const parts = [];
-    if (withConversation) {
+  return queryTemplate<unknown[], { branch_id: string }>(
+    (_db, slot) => {
+      let next = 0;
+      const value = () => sql`${slot(next++)}`;
+      const list = (columns: readonly string[]) =>
+        sql.join(columns.map((column) => sql.ref(column)));
+      const parts = [];
+      if (withConversation) {
+        parts.push(
+          sql`new_conversation as (insert into ai_gateway_conversations (id, subject_uid, created_at, metadata) values (${value()}, ${value()}, ${value()}, ${value()}))`,
+        );
+      }
+      if (withExtend) {
+        parts.push(
+          sql`claimed as (update ai_gateway_branches set tip_depth = ${value()} where id = ${value()} and subject_uid = ${value()} and tip_depth = ${value()} returning id)`,
+        );
+      }
+      const forkValues = sql.join(BRANCH_COLUMNS.map(() => value()));
       parts.push(
-        sql`new_conversation as (insert into ai_gateway_conversations (id, subject_uid, created_at, metadata) values (${value()}, ${value()}, ${value()}, ${value()}))`,
+        withExtend
+          ? sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) select ${forkValues} where not exists (select 1 from claimed) returning id)`
+          : sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) values (${forkValues}) returning id)`,
       );
-    }
-    if (withExtend) {
-      parts.push(
-        sql`claimed as (update ai_gateway_branches set tip_depth = ${value()} where id = ${value()} and subject_uid = ${value()} and tip_depth = ${value()} returning id)`,
+      const branch = withExtend
+        ? sql`coalesce((select id from claimed), (select id from forked))`
+        : sql`(select id from forked)`;
+      const rows = Array.from(
+        { length: count },
+        () =>
+          sql`(${sql.join(MESSAGE_COLUMNS.map((column) => (column === "branch_id" ? branch : value())))})`,
       );
-    }
-    const forkValues = sql.join(BRANCH_COLUMNS.map(() => value()));
-    parts.push(
-      withExtend
-        ? sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) select ${forkValues} where not exists (select 1 from claimed) returning id)`
-        : sql`forked as (insert into ai_gateway_branches (${list(BRANCH_COLUMNS)}) values (${forkValues}) returning id)`,
-    );
-    const branch = withExtend
-      ? sql`coalesce((select id from claimed), (select id from forked))`
-      : sql`(select id from forked)`;
-    const rows = Array.from(
-      { length: count },
-      () =>
-        sql`(${sql.join(MESSAGE_COLUMNS.map((column) => (column === "branch_id" ? branch : value())))})`,
-    );
-    return sql<{ branch_id: string }>`with ${sql.join(parts)},
+      return sql<{ branch_id: string }>`with ${sql.join(parts)},
       inserted as (insert into ai_gateway_messages (${list(MESSAGE_COLUMNS)}) values ${sql.join(rows)} returning branch_id)
       select branch_id from inserted limit 1`;
-  });
+      // Longer writes are compiled for one run: not worth a prepared statement per connection.
+    },
+    { prepared: count <= MAX_TEMPLATE_ROWS },
+  );
 }
 
 /** `insert into table (columns…) values (…), (…)` of `count` rows, values column by column. */
