@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshDatabase, postgresUrl, type FreshDatabase } from "../../test/support/databases.js";
 import { openDatabase, ARRAY_ROWS_MARKER, type StoreDatabase } from "./database.js";
 import { nameStatement, statementName } from "./prepared-statements.js";
+import { migrateDatabase } from "./migrate.js";
 import { queryTemplate } from "./query-template.js";
 import { findConversation, insertConversation } from "./repositories/gateway-conversations.js";
 
@@ -126,6 +127,25 @@ describe.skipIf(postgresUrl === undefined)("named prepared statements [postgres]
       "conv_prepared_2",
     );
     expect(await findConversation(database.db, "subject-b", "conv_prepared_1")).toBeUndefined();
+  });
+
+  it("B1 a statement that failed to prepare (its table missing) is prepared again once it exists", async () => {
+    const empty = await freshDatabase("postgres", { migrate: false });
+    const database = await openDatabase(empty.location, { poolSize: 1 });
+    try {
+      await expect(findKey.run(database.db, "a".repeat(64))).rejects.toThrow(
+        /verbatim_api_keys.*does not exist/,
+      );
+      await migrateDatabase(database);
+      await insertKey.run(database.db, "a".repeat(64), "subject-late");
+      expect((await findKey.run(database.db, "a".repeat(64))).rows).toEqual([
+        { subject_uid: "subject-late" },
+      ]);
+      expect(await preparedHere(database)).toHaveLength(2);
+    } finally {
+      await database.close();
+      await empty.cleanup();
+    }
   });
 
   it("B1 one statement name serves two schemas: each connection reads its own tables", async () => {
