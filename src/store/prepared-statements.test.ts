@@ -103,29 +103,21 @@ describe.skipIf(postgresUrl === undefined)("named prepared statements [postgres]
 
   it("B1 a statement prepared before a migration adds a column still runs after it", async () => {
     const database = await oneConnection();
-    const created = "2026-11-30T00:00:00.000Z";
-    await insertConversation(database.db, {
-      id: "conv_prepared_1",
-      subject_uid: "subject-a",
-      created_at: created,
-      metadata: "{}",
-    });
-    expect((await findConversation(database.db, "subject-a", "conv_prepared_1"))?.id).toBe(
-      "conv_prepared_1",
-    );
+    const storeAndFind = async (id: string) => {
+      await insertConversation(database.db, {
+        id,
+        subject_uid: "subject-a",
+        created_at: "2026-11-30T00:00:00.000Z",
+        metadata: "{}",
+      });
+      return (await findConversation(database.db, "subject-a", id))?.id;
+    };
+    expect(await storeAndFind("conv_prepared_1")).toBe("conv_prepared_1");
     // What a newer server's migration does while this one runs.
     await sql`alter table ai_gateway_conversations add column added_later text`.execute(
       database.db,
     );
-    await insertConversation(database.db, {
-      id: "conv_prepared_2",
-      subject_uid: "subject-a",
-      created_at: created,
-      metadata: "{}",
-    });
-    expect((await findConversation(database.db, "subject-a", "conv_prepared_2"))?.id).toBe(
-      "conv_prepared_2",
-    );
+    expect(await storeAndFind("conv_prepared_2")).toBe("conv_prepared_2");
     expect(await findConversation(database.db, "subject-b", "conv_prepared_1")).toBeUndefined();
   });
 
