@@ -11,8 +11,15 @@ export interface VerbatimErrorOptions {
 }
 
 /**
+ * The brand every VerbatimError carries, under a registry symbol: two copies of verbatim in one
+ * process (a duplicate install, a bundled copy) share it, so their errors recognise each other.
+ */
+const VERBATIM_ERROR_BRAND: unique symbol = Symbol.for("verbatim.VerbatimError");
+
+/**
  * The one error class of verbatim. `code` is stable and documented in docs/errors.md; the
- * message says what went wrong, `where` says where, `hint` says what to do.
+ * message says what went wrong, `where` says where, `hint` says what to do. `instanceof` and
+ * `isVerbatimError` recognise errors of every copy of verbatim loaded in the process.
  */
 export class VerbatimError extends Error {
   override readonly name = "VerbatimError";
@@ -29,6 +36,12 @@ export class VerbatimError extends Error {
     this.details = options.details;
   }
 
+  /** True for a VerbatimError of any copy of verbatim (by brand, not by prototype chain). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== VerbatimError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return isVerbatimError(value);
+  }
+
   /** One line for a terminal: `message (at where). hint` */
   describe(): string {
     let text = this.message;
@@ -38,6 +51,16 @@ export class VerbatimError extends Error {
   }
 }
 
+Object.defineProperty(VerbatimError.prototype, VERBATIM_ERROR_BRAND, { value: true });
+
+/**
+ * True when `value` is a VerbatimError, from this copy of verbatim or another one loaded in the
+ * same process (it reads a `Symbol.for` brand, so duplicate installs agree).
+ */
 export function isVerbatimError(value: unknown): value is VerbatimError {
-  return value instanceof VerbatimError;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { readonly [VERBATIM_ERROR_BRAND]?: unknown })[VERBATIM_ERROR_BRAND] === true
+  );
 }
