@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../core/hash.js";
 import { decodeConversation } from "./decode.js";
@@ -20,16 +20,25 @@ function decodeSeed(): SavedConversation {
 }
 
 describe("the seed's example (A12)", () => {
-  // The seed sits beside the checkout (../shared), as in development and CI; a copy of the
-  // project without it still checks the checked-in fixture below.
-  const seedFile = new URL("../../../shared/seeds/000_7b05b146ee153505.txt", import.meta.url);
-  it.skipIf(!existsSync(seedFile))(
-    "A12 is the block printed in the specification, byte for byte",
-    () => {
-      const seed = readFileSync(seedFile, "utf8");
-      expect(seed).toContain(seedBytes.toString("utf8").trimEnd());
-    },
+  // The passage of seed 000 that prints the example (its heading line, a blank line, the block),
+  // copied byte for byte into the repository; test/fixtures/seeds/SOURCES.md records where from.
+  const excerpt = readFileSync(
+    new URL("../../test/fixtures/seeds/000-format-1-example.txt", import.meta.url),
   );
+
+  it("A12 is the block printed in the specification, byte for byte", () => {
+    const heading = "例（テストは実際のデコーダーでこれをデコードします）:\n\n";
+    expect(excerpt.toString("utf8")).toBe(heading + seedBytes.toString("utf8"));
+  });
+
+  it("A12 the passage is the copy whose SHA-256 SOURCES.md records", () => {
+    const sources = readFileSync(
+      new URL("../../test/fixtures/seeds/SOURCES.md", import.meta.url),
+      "utf8",
+    );
+    const row = sources.split("\n").find((line) => line.startsWith("| `000-format-1-example.txt`"));
+    expect(row?.match(/`([0-9a-f]{64})` \|$/)?.[1]).toBe(sha256Hex(excerpt));
+  });
 
   it("A12 A6 decodes with the real decoder to every value it shows", () => {
     const conversation = decodeSeed();
