@@ -13,6 +13,7 @@ import { trajectoryItemSchema, type TrajectoryItem } from "../../trajectory/item
 import { isClientItemKey, itemKeySchema } from "../../trajectory/row.js";
 import type { Sanitizer } from "../../trajectory/sanitizer.js";
 import { parseOrThrow } from "../validation.js";
+import { notFound } from "./job-errors.js";
 import type { TurnItemInput } from "./job-types.js";
 
 /** Limits on one append (docs/store.md). */
@@ -93,9 +94,14 @@ function conflict(itemKey: string, where: string): VerbatimError {
   );
 }
 
-/** Which prepared items the turn already holds (the same: fine; different: conflict). */
+/**
+ * Which prepared items the turn already holds (the same: fine; different: conflict). Rows of
+ * another subject's turn are `job_not_found`, decided before any item is compared, so a caller
+ * learns nothing of a turn that is not its own (the answer is that of a missing turn).
+ */
 export async function splitExisting(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   turnId: string,
   items: readonly PreparedItem[],
   where: string,
@@ -105,6 +111,7 @@ export async function splitExisting(
     turnId,
     items.map((item) => item.itemKey),
   );
+  if (rows.some((row) => row.subject_uid !== subjectUid)) throw notFound("turn", turnId);
   const existing = new Map(rows.map((row) => [row.item_key, row]));
   const fresh: PreparedItem[] = [];
   items.forEach((item, index) => {

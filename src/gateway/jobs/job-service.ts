@@ -262,9 +262,8 @@ export class BackgroundAgentJobs {
     const id = parseOrThrow(idSchema, turnId, "turnId");
     const prepared = prepareItems(items, this.#sanitizer, "items");
     return this.#writeRetryingOnKeyRace(async (db) => {
-      const { existing, fresh } = await splitExisting(db, id, prepared, "items");
-      if ([...existing.values()].some((row) => row.subject_uid !== subject))
-        throw notFound("turn", id);
+      // Ownership first: another subject's turn is answered as a missing one (no oracle).
+      const { existing, fresh } = await splitExisting(db, subject, id, prepared, "items");
       let appended: TurnItemRow[] = [];
       if (fresh.length > 0) {
         const rows = await reserveAndAppend(db, subject, id, fresh, this.#time());
@@ -307,7 +306,13 @@ export class BackgroundAgentJobs {
     return this.#writeRetryingOnKeyRace(async (db) => {
       const turn = await this.#turn(db, subjectUid, turnId, true);
       const job = await this.#job(db, turn.subject_uid, turn.job_id, false);
-      const { existing, fresh } = await splitExisting(db, turn.id, prepared, "items");
+      const { existing, fresh } = await splitExisting(
+        db,
+        turn.subject_uid,
+        turn.id,
+        prepared,
+        "items",
+      );
       if (fresh.length === 0) {
         return {
           turn: turnFromRow(turn),

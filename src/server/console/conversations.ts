@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { VerbatimError } from "../../core/errors.js";
-import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
+import { isVerbatimError, VerbatimError } from "../../core/errors.js";
+import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../gateway/index.js";
 import type { ChatMLMessage } from "../../history/chatml.js";
 import type { StoreDatabase } from "../../store/index.js";
 import {
@@ -73,6 +73,38 @@ function notFound(id: string): VerbatimError {
   });
 }
 
+/**
+ * The context of an anchor of the conversation. An anchor that is missing, of another
+ * subject or of another conversation gets one answer: the console tells them apart no more
+ * than the caller routes do.
+ */
+async function readAnchorContext(
+  store: GatewayMessageStore,
+  subject: string,
+  conversationId: string,
+  anchor: string,
+): Promise<MessageContext> {
+  const anchorNotFound = () =>
+    new VerbatimError(
+      "resource_not_found",
+      `no message ${anchor} in conversation ${conversationId}`,
+      {
+        where: "query.anchor",
+        hint: "Pass the id of a message of this conversation, or no anchor",
+      },
+    );
+  let context: MessageContext;
+  try {
+    context = await store.readContext(subject, anchor);
+  } catch (error) {
+    if (isVerbatimError(error) && error.code === "gateway_message_not_found")
+      throw anchorNotFound();
+    throw error;
+  }
+  if (context.anchor.conversationId !== conversationId) throw anchorNotFound();
+  return context;
+}
+
 /** Console: conversations and their messages in the three views (B14). */
 export function registerConversationConsoleRoutes(
   app: FastifyInstance,
@@ -129,16 +161,7 @@ export function registerConversationConsoleRoutes(
       let selected: GatewayMessage[];
       let more: boolean;
       if (anchor !== null) {
-        const context = await store.readContext(subject, anchor);
-        if (context.anchor.conversationId !== id) {
-          throw new VerbatimError(
-            "resource_not_found",
-            `no message ${anchor} in conversation ${id}`,
-            {
-              where: "query.anchor",
-            },
-          );
-        }
+        const context = await readAnchorContext(store, subject, id, anchor);
         selected = context.messages.slice(offset, offset + limit);
         more = context.messages.length > offset + limit;
       } else {
