@@ -1,69 +1,70 @@
 import { isVerbatimError } from "../core/errors.js";
-import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, type Command } from "./command.js";
+import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from "./command.js";
 import { commandEntries, type CommandEntry } from "./commands/index.js";
+import { commandHelp, groupEntries, groupHelp, mainHelp } from "./help.js";
 import { processIO, type CliIO } from "./io.js";
+import { packageVersion } from "./version.js";
 
-async function helpText(): Promise<string> {
-  const commands = await Promise.all(commandEntries.map((entry) => entry.load()));
-  const lines = [
-    "verbatim: keep LLM agent conversations and trajectories verbatim.",
-    "",
-    "Usage: verbatim <command> [arguments]",
-    "",
-    "Commands:",
-  ];
-  const width = Math.max(...commands.map((command) => command.words.join(" ").length));
-  for (const command of commands) {
-    lines.push(`  ${command.words.join(" ").padEnd(width)}  ${command.summary}`);
-  }
-  lines.push(
-    "",
-    "Each command takes --help. Exit codes: 0 ok, 1 check failed, 2 usage error. See docs/cli.md.",
-  );
-  return lines.join("\n") + "\n";
-}
+const isHelpFlag = (word: string | undefined) => word === "--help" || word === "-h";
 
-async function findCommand(
-  argv: readonly string[],
-): Promise<{ command: Command; rest: readonly string[] } | undefined> {
+/** The entry whose words start argv, the longest such. */
+function findEntry(argv: readonly string[]): CommandEntry | undefined {
   let best: CommandEntry | undefined;
   for (const entry of commandEntries) {
     const matches = entry.words.every((word, index) => argv[index] === word);
     if (matches && (best === undefined || entry.words.length > best.words.length)) best = entry;
   }
-  if (best === undefined) return undefined;
-  return { command: await best.load(), rest: argv.slice(best.words.length) };
+  return best;
 }
 
-/** Runs the `verbatim` command line; returns the exit code. Never throws. */
+/**
+ * Runs the `verbatim` command line; returns the exit code. Never throws. Help and the version
+ * are printed from the command table alone; only the command that runs is loaded.
+ */
 export async function main(argv: readonly string[], io: CliIO = processIO): Promise<number> {
-  if (argv.length === 0 || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
-    io.stdout(await helpText());
-    return argv.length === 0 ? EXIT_USAGE : EXIT_OK;
+  const first = argv[0];
+  if (first === undefined || isHelpFlag(first) || first === "help") {
+    io.stdout(mainHelp(commandEntries));
+    return first === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  const found = await findCommand(argv);
-  if (found === undefined) {
-    io.stderr(`verbatim: unknown command "${argv.join(" ")}". Run verbatim --help for the list.\n`);
+  if (first === "--version" || first === "-v") {
+    io.stdout(`${packageVersion()}\n`);
+    return EXIT_OK;
+  }
+  const entry = findEntry(argv);
+  if (entry === undefined) {
+    const group = groupEntries(commandEntries, first);
+    if (group.length > 0 && (argv.length === 1 || (argv.length === 2 && isHelpFlag(argv[1])))) {
+      io.stdout(groupHelp(first, group));
+      return EXIT_OK;
+    }
+    const known =
+      group.length > 0
+        ? ` The ${first} commands: ${group.map((candidate) => candidate.words.join(" ")).join(", ")}.`
+        : "";
+    io.stderr(
+      `verbatim: unknown command "${argv.join(" ")}".${known} Run verbatim --help for the list.\n`,
+    );
     return EXIT_USAGE;
   }
-  const { command, rest } = found;
-  if (rest.includes("--help") || rest.includes("-h")) {
-    io.stdout(
-      `Usage: verbatim ${command.words.join(" ")} ${command.usage}\n\n${command.summary}\n`,
-    );
+  const rest = argv.slice(entry.words.length);
+  const name = entry.words.join(" ");
+  if (rest.some(isHelpFlag)) {
+    io.stdout(commandHelp(entry));
     return EXIT_OK;
   }
   try {
+    const command = await entry.load();
     return await command.run(rest, io);
   } catch (error) {
     if (isVerbatimError(error)) {
-      io.stderr(`verbatim ${command.words.join(" ")}: ${error.describe()}\n`);
+      io.stderr(`verbatim ${name}: ${error.describe()}\n`);
       return error.code === "usage_error" || error.code === "path_not_found"
         ? EXIT_USAGE
         : EXIT_CHECK_FAILED;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr(`verbatim ${command.words.join(" ")}: internal error: ${message}\n`);
+    io.stderr(`verbatim ${name}: internal error: ${message}\n`);
     return EXIT_CHECK_FAILED;
   }
 }

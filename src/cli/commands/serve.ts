@@ -1,5 +1,11 @@
 import pino from "pino";
+import { VerbatimError } from "../../core/errors.js";
 import { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "../../server/serve.js";
+import {
+  echoEnvironment,
+  startEchoUpstream,
+  type EchoUpstream,
+} from "../../server/upstream/echo.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "../command.js";
 
 function parsePort(command: Command, text: string | undefined): number {
@@ -24,9 +30,30 @@ function shutdownSignal(): Promise<string> {
   });
 }
 
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: "is already in use by another program",
+  EACCES: "needs privileges this process does not have",
+  EADDRNOTAVAIL: "is on an address this machine does not have",
+};
+
+/** A listen failure as `port_unavailable` naming the port and what to do; else the error. */
+function listenFailure(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const reason = typeof code === "string" ? LISTEN_FAILURES[code] : undefined;
+  if (reason === undefined) return error;
+  return new VerbatimError("port_unavailable", `port ${port} on ${host} ${reason} (${code})`, {
+    where: "--port",
+    hint:
+      code === "EADDRNOTAVAIL"
+        ? "Pass --host with an address of this machine (127.0.0.1, 0.0.0.0)"
+        : "Stop the program that uses it, or pass another port: --port 9000 (npm start -- --port 9000); --port 0 picks a free one",
+    cause: error,
+  });
+}
+
 export const serve: Command = {
   words: ["serve"],
-  usage: "[--db <sqlite path | postgres url>] [--host H] [--port P]",
+  usage: "[--db <sqlite path | postgres url>] [--host H] [--port P] [--upstream echo]",
   summary:
     "Run the HTTP server (console routes, Responses API, jobs, console page); migrates the database first.",
   async run(args, io) {
@@ -37,22 +64,38 @@ export const serve: Command = {
         db: { type: "string" },
         host: { type: "string" },
         port: { type: "string" },
+        upstream: { type: "string" },
       },
       { min: 0, max: 0 },
     );
     const port = parsePort(this, values.port);
+    if (values.upstream !== undefined && values.upstream !== "echo") {
+      throw usageError(
+        this,
+        `--upstream takes "echo" (the offline demo model), not "${values.upstream}"; leave it out to use the providers whose API keys are set`,
+      );
+    }
+    const host = values.host ?? DEFAULT_HOST;
     const logger = pino(
       { level: io.env["VERBATIM_LOG_LEVEL"] ?? "info", base: { service: "verbatim" } },
       pino.destination({ fd: 2, sync: false }),
     );
-    const server = await startServer({
-      database: values.db ?? DEFAULT_DATABASE,
-      host: values.host ?? DEFAULT_HOST,
-      port,
-      cwd: io.cwd,
-      env: io.env,
-      logger,
-    });
+    const echo: EchoUpstream | undefined =
+      values.upstream === "echo" ? await startEchoUpstream() : undefined;
+    let server;
+    try {
+      server = await startServer({
+        database: values.db ?? DEFAULT_DATABASE,
+        host,
+        port,
+        cwd: io.cwd,
+        env: echo === undefined ? io.env : echoEnvironment(io.env, echo),
+        logger,
+      });
+    } catch (error) {
+      await echo?.close();
+      throw listenFailure(error, host, port);
+    }
     const location = server.database.location;
     const where = location.dialect === "sqlite" ? location.path : "PostgreSQL";
     io.stdout(
@@ -60,6 +103,11 @@ export const serve: Command = {
         `verbatim server listening on ${server.url}`,
         `console page: ${server.url}/#token=${encodeURIComponent(server.operatorToken)}`,
         `database: ${location.dialect} ${where}`,
+        ...(echo === undefined
+          ? []
+          : [
+              "upstream: echo, the offline demo model, answers every model (no provider key is used; docs/cli.md)",
+            ]),
         `operator token${server.generatedToken ? " (generated; set VERBATIM_OPERATOR_TOKEN to choose one)" : " (from VERBATIM_OPERATOR_TOKEN)"}:`,
         server.operatorToken,
         "",
@@ -68,6 +116,7 @@ export const serve: Command = {
     const signal = await shutdownSignal();
     logger.info({ signal }, "shutting down: finishing in-flight requests");
     await server.close();
+    await echo?.close();
     logger.info("stopped");
     logger.flush();
     // Nothing of the server is left; a client's lingering socket must not keep the process.

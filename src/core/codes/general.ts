@@ -40,4 +40,12 @@ export const generalCodes = defineCodes([
       "A file or folder named on the command line or in a call does not exist or cannot be read.",
     remedy: "Check the path and its permissions.",
   },
+  {
+    code: "port_unavailable",
+    httpStatus: 500,
+    meaning:
+      "`verbatim serve` cannot listen on the address and port it was given: another program uses the port, the port needs privileges, or the host is not an address of this machine.",
+    remedy:
+      "Stop the program that uses the port, or pass another one with --port (`npm start -- --port 9000`; --port 0 picks a free port); check --host.",
+  },
 ]);

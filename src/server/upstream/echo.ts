@@ -1,0 +1,202 @@
+/**
+ * The demo upstream: a model endpoint on loopback that speaks the Anthropic Messages API
+ * (POST /v1/messages, streamed or not) and answers by the rule of ./echo-answer.ts, without any
+ * provider key or network. `verbatim serve --upstream echo` starts it and routes every model to
+ * it, so the server's whole path (render, transport, stream parsing, storage) runs as it does
+ * against a real provider.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { echoAnswer, EchoRequestError, type EchoAnswer } from "./echo-answer.js";
+
+/** The model name the echo reports in every answer. */
+export const ECHO_MODEL = "echo";
+
+export interface EchoUpstream {
+  /** `http://127.0.0.1:<port>`: the base URL, as ANTHROPIC_BASE_URL would be. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** An estimate, as the echo counts no tokens: characters ÷ 4, rounded up. */
+const tokensOf = (text: string) => Math.ceil(text.length / 4);
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => parts.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function sendError(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(
+    JSON.stringify({ type: "error", error: { type: "invalid_request_error", message } }),
+  );
+}
+
+/** The answer as Anthropic content blocks. */
+function contentOf(answer: EchoAnswer, callId: string): Record<string, unknown>[] {
+  return answer.kind === "text"
+    ? [{ type: "text", text: answer.text }]
+    : [{ type: "tool_use", id: callId, name: answer.name, input: answer.input }];
+}
+
+/** Splits text into pieces of a word and its following spaces (the stream's deltas). */
+function pieces(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? [text];
+}
+
+/** Splits JSON text into pieces of 8 characters (the stream's argument deltas). */
+function slices(text: string): string[] {
+  const parts: string[] = [];
+  for (let start = 0; start < text.length; start += 8) parts.push(text.slice(start, start + 8));
+  return parts;
+}
+
+function streamEvents(
+  answer: EchoAnswer,
+  id: string,
+  callId: string,
+  inputTokens: number,
+  outputTokens: number,
+): Record<string, unknown>[] {
+  const start = {
+    type: "message_start",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model: ECHO_MODEL,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: inputTokens, output_tokens: 0 },
+    },
+  };
+  const deltas =
+    answer.kind === "text"
+      ? [
+          { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+          ...pieces(answer.text).map((text) => ({
+            type: "content_block_delta",
+            index: 0,
+            delta: { type: "text_delta", text },
+          })),
+        ]
+      : [
+          {
+            type: "content_block_start",
+            index: 0,
+            content_block: { type: "tool_use", id: callId, name: answer.name, input: {} },
+          },
+          ...slices(JSON.stringify(answer.input)).map((partial) => ({
+            type: "content_block_delta",
+            index: 0,
+            delta: { type: "input_json_delta", partial_json: partial },
+          })),
+        ];
+  return [
+    start,
+    ...deltas,
+    { type: "content_block_stop", index: 0 },
+    {
+      type: "message_delta",
+      delta: { stop_reason: answer.kind === "text" ? "end_turn" : "tool_use", stop_sequence: null },
+      usage: { output_tokens: outputTokens },
+    },
+    { type: "message_stop" },
+  ];
+}
+
+/** Starts the echo upstream on 127.0.0.1 (a free port). */
+export async function startEchoUpstream(): Promise<EchoUpstream> {
+  let count = 0;
+  const server = createServer((request, response) => {
+    void (async () => {
+      if (request.method !== "POST" || request.url?.split("?")[0] !== "/v1/messages") {
+        sendError(response, 404, "the echo upstream answers POST /v1/messages only");
+        return;
+      }
+      const text = await readBody(request);
+      let body: unknown;
+      let answer: EchoAnswer;
+      try {
+        body = JSON.parse(text);
+        answer = echoAnswer(body);
+      } catch (error) {
+        const reason = error instanceof EchoRequestError ? error.message : "the body is not JSON";
+        sendError(response, 400, reason);
+        return;
+      }
+      count += 1;
+      const id = `msg_echo_${count}`;
+      const callId = `toolu_echo_${count}`;
+      const inputTokens = tokensOf(text);
+      const outputTokens = tokensOf(
+        answer.kind === "text" ? answer.text : JSON.stringify(answer.input),
+      );
+      const stream = (body as { stream?: unknown }).stream === true;
+      if (!stream) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify({
+            id,
+            type: "message",
+            role: "assistant",
+            model: ECHO_MODEL,
+            content: contentOf(answer, callId),
+            stop_reason: answer.kind === "text" ? "end_turn" : "tool_use",
+            stop_sequence: null,
+            usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+          }),
+        );
+        return;
+      }
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const event of streamEvents(answer, id, callId, inputTokens, outputTokens)) {
+        response.write(`event: ${String(event["type"])}\ndata: ${JSON.stringify(event)}\n\n`);
+        // One write per event, each in its own turn, so that a reader sees them arrive apart.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      response.end();
+    })().catch((error: unknown) => {
+      if (!response.headersSent) sendError(response, 500, String(error));
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * The environment that routes every model to the echo: the server reads its upstreams from the
+ * environment (docs/server.md, "Configuration"), and the echo stands where Anthropic's API would.
+ */
+export function echoEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+  echo: EchoUpstream,
+): Record<string, string | undefined> {
+  return {
+    ...env,
+    ANTHROPIC_API_KEY: "echo",
+    ANTHROPIC_BASE_URL: echo.url,
+    VERBATIM_MODEL_PROVIDERS: "*=anthropic",
+  };
+}
