@@ -2,19 +2,32 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import { VerbatimError } from "../core/errors.js";
-import { safeParseStrictJson } from "../core/strict-json.js";
 import { GatewayMessageStore } from "../gateway/index.js";
 import type { StoreDatabase } from "../store/index.js";
 import { openApiKeyLookup } from "./api-key-cache.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
+import { clientErrorHandler, frameworkErrorHandler, refuseExpectation } from "./client-errors.js";
 import { handleError, sendError } from "./errors.js";
+import {
+  DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+  FailedAuthenticationLimit,
+} from "./failed-authentication.js";
+import { checkIdShapes } from "./id-shape.js";
 import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
+import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { RouteTable } from "./route-table.js";
 import { registerCallerRoutes } from "./routes/caller.js";
 import { registerConsoleRoutes } from "./routes/console.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerWebRoutes } from "./routes/web.js";
+import {
+  checkingIntervalMs,
+  checkTimeouts,
+  DEFAULT_TIMEOUTS,
+  type ServerTimeouts,
+} from "./timeouts.js";
 import type { UpstreamConfig } from "./upstream/config.js";
 import { sharedComponentSchemas, swaggerTransform, zodValidatorCompiler } from "./zod-schemas.js";
 
@@ -29,6 +42,13 @@ export interface ServerOptions {
   readonly bodyLimitBytes?: number;
   /** Per-API-key rate limit (default 600 a minute, bursts of 100); `false` turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Failed authentications per client address (default 20, then 20 a minute); over it, 429
+   * `authentication_rate_limited` for any credential. `false` turns it off.
+   */
+  readonly failedAuthenticationLimit?: RateLimitOptions | false;
+  /** Header, body and idle timeouts (docs/server.md, "Timeouts"); defaults DEFAULT_TIMEOUTS. */
+  readonly timeouts?: Partial<ServerTimeouts>;
   /** Upstream model providers for POST /v1/responses (default: none configured). */
   readonly upstream?: UpstreamConfig;
   /** The built console page (dist/web); `false` serves none. */
@@ -52,12 +72,16 @@ export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perMinute: 600, burst: 100
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The longest path segment the router reads (ids are at most 200 characters). */
+const MAX_PARAM_LENGTH = 1024;
+
 /**
  * Builds the HTTP server (not listening yet): console routes under the operator token, caller
  * routes (/v1) under per-subject API keys, /healthz open, the console page at /.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const timeouts = checkTimeouts({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit,
@@ -66,27 +90,52 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    return503OnClosing: true,
+    // Node's parser closes slow and idle connections; the 408 it raises is answered by
+    // clientErrorHandler in the error shape.
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.bodyMs,
+      keepAliveTimeout: timeouts.idleMs,
+      connectionsCheckingInterval: checkingIntervalMs(timeouts),
+    },
+    requestTimeout: timeouts.bodyMs,
+    keepAliveTimeout: timeouts.idleMs,
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    // The 503 of a closing server is answered below, in the error shape.
+    return503OnClosing: false,
     forceCloseConnections: "idle",
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
+  app.server.on("checkExpectation", refuseExpectation);
   app.decorateRequest("subjectUid", "");
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) =>
-    sendError(
+  const routes = new RouteTable();
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header("allow", allowed.join(", "));
+      return sendError(
+        request,
+        reply,
+        new VerbatimError("method_not_allowed", `${path} does not take ${request.method}`, {
+          where: "method",
+          hint: `Use ${allowed.join(", ")}`,
+          details: { allowed_methods: allowed },
+        }),
+      );
+    }
+    return sendError(
       request,
       reply,
-      new VerbatimError(
-        "route_not_found",
-        `no route for ${request.method} ${request.url.split("?")[0]}`,
-        {
-          hint: "See docs/server.md for the routes",
-        },
-      ),
-    ),
-  );
+      new VerbatimError("route_not_found", `no route for ${request.method} ${path}`, {
+        hint: "See docs/server.md for the routes",
+      }),
+    );
+  });
   // Graceful shutdown: close() stops accepting and waits for in-flight requests; their
   // connections are told to close, so no idle keep-alive connection holds the exit back.
   let closing = false;
@@ -96,6 +145,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // Handlers keep running when their client hangs up: close() waits for every one of them.
   const work = new InFlightWork();
   app.addHook("onRoute", (route) => {
+    routes.add(route.method, route.url);
     const handler = route.handler;
     route.handler = async function (this: FastifyInstance, request, reply) {
       work.start();
@@ -112,32 +162,29 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (closing) {
+      reply.header("connection", "close");
+      await sendError(
+        request,
+        reply,
+        new VerbatimError("server_closing", "the server is shutting down", {
+          hint: "Retry on another server or once this one is back",
+        }),
+      );
+    }
   });
+  // The body's declared encoding is checked before a byte of it is read (after authentication).
+  app.addHook("preParsing", async (request, reply) => {
+    const problem = declaredEncodingProblem(request);
+    if (problem !== undefined) await sendError(request, reply, problem);
+  });
+  // Ids have one shape; any other names nothing and never reaches a query (after validation).
+  app.addHook("preHandler", checkIdShapes);
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");
   });
 
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") {
-      done(null, undefined);
-      return;
-    }
-    const parsed = safeParseStrictJson(text);
-    if (parsed.ok) {
-      done(null, parsed.value);
-      return;
-    }
-    const { problem } = parsed;
-    done(
-      new VerbatimError("invalid_json", `the body is not valid JSON: ${problem.message}`, {
-        where: `body at line ${problem.line}, column ${problem.column} (${problem.path})`,
-        hint: "Send one JSON value; nothing was written",
-      }),
-      undefined,
-    );
-  });
+  registerJsonBodyParser(app);
 
   await app.register(swagger, {
     openapi: {
@@ -158,6 +205,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     options.rateLimit === false
       ? undefined
       : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const failures =
+    options.failedAuthenticationLimit === false
+      ? undefined
+      : new FailedAuthenticationLimit(
+          options.failedAuthenticationLimit ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+        );
 
   // One message store (and so one message cache) for the console and the caller routes.
   const store = new GatewayMessageStore(options.database, {
@@ -165,7 +218,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   registerHealthRoutes(app, options.database);
   await app.register(async (scope) => {
-    scope.addHook("onRequest", operatorAuth(options.operatorToken));
+    scope.addHook("onRequest", operatorAuth(options.operatorToken, failures));
     registerConsoleRoutes(scope, options.database, store);
   });
   const keys = await openApiKeyLookup(options.database, {
@@ -176,7 +229,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook("onClose", () => keys.close());
   try {
     await app.register(async (scope) => {
-      scope.addHook("onRequest", apiKeyAuth(keys, limiter));
+      scope.addHook("onRequest", apiKeyAuth(keys, limiter, failures));
       registerCallerRoutes(scope, {
         database: options.database,
         upstream: options.upstream,

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "../core/errors.js";
 import type { ApiKeyLookup } from "./api-key-cache.js";
 import { sendError } from "./errors.js";
+import type { FailedAuthenticationLimit } from "./failed-authentication.js";
 import type { RateLimiter } from "./rate-limit.js";
 
 declare module "fastify" {
@@ -34,12 +35,42 @@ function unauthorized(what: string): VerbatimError {
   });
 }
 
+function tooManyFailures(retryAfter: number): VerbatimError {
+  return new VerbatimError(
+    "authentication_rate_limited",
+    "too many failed authentications from this address",
+    {
+      where: "client address",
+      hint: `Retry after ${retryAfter} s with a valid credential`,
+      details: { retry_after_seconds: retryAfter },
+    },
+  );
+}
+
+/**
+ * Refuses a request from an address over the failed-authentication limit (true: answered).
+ * Checked before the credential is: a blocked address learns nothing about any credential.
+ */
+async function refusedForFailures(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  failures: FailedAuthenticationLimit | undefined,
+): Promise<boolean> {
+  const retryAfter = failures?.waitSeconds(request.ip) ?? 0;
+  if (retryAfter === 0) return false;
+  reply.header("retry-after", String(retryAfter));
+  await sendError(request, reply, tooManyFailures(retryAfter));
+  return true;
+}
+
 /** onRequest hook of the console routes: the operator token, compared in constant time. */
-export function operatorAuth(operatorToken: string) {
+export function operatorAuth(operatorToken: string, failures?: FailedAuthenticationLimit) {
   const expected = digest(operatorToken);
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (await refusedForFailures(request, reply, failures)) return;
     const given = bearerOf(request);
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+      if (given !== undefined) failures?.recordFailure(request.ip);
       await sendError(request, reply, unauthorized("operator token"));
     }
   };
@@ -47,13 +78,20 @@ export function operatorAuth(operatorToken: string) {
 
 /**
  * onRequest hook of the caller routes: the API key names the subject every read and write is
- * scoped to; then the key's rate limit.
+ * scoped to; then the key's rate limit. Unknown or revoked keys count as failed authentications
+ * of the client's address.
  */
-export function apiKeyAuth(keys: ApiKeyLookup, limiter: RateLimiter | undefined) {
+export function apiKeyAuth(
+  keys: ApiKeyLookup,
+  limiter: RateLimiter | undefined,
+  failures?: FailedAuthenticationLimit,
+) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (await refusedForFailures(request, reply, failures)) return;
     const given = bearerOf(request);
     const subject = given === undefined ? undefined : await keys.subjectOf(given);
     if (given === undefined || subject === undefined) {
+      if (given !== undefined) failures?.recordFailure(request.ip);
       await sendError(request, reply, unauthorized("API key"));
       return;
     }

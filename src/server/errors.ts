@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { httpStatusOf } from "../core/error-codes.js";
@@ -33,9 +34,11 @@ function fromFastifyError(error: FastifyError): VerbatimError {
         hint: "Send a smaller body",
       });
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new VerbatimError("unsupported_media_type", error.message, {
-        hint: "Send JSON with Content-Type: application/json",
-      });
+      return new VerbatimError(
+        "unsupported_media_type",
+        "the body is not application/json (the Content-Type header is missing or names another type)",
+        { where: "Content-Type header", hint: "Send JSON with Content-Type: application/json" },
+      );
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return new VerbatimError("invalid_request", error.message, { where: "body" });
@@ -71,6 +74,22 @@ export function errorReply(error: VerbatimError, requestId: string): ErrorReply 
   if (error.hint !== undefined) body.hint = error.hint;
   if (error.details !== undefined) body.details = { ...error.details };
   return { error: body };
+}
+
+/**
+ * A whole HTTP/1.1 error response in the one error shape, for replies written on the socket
+ * itself (requests Node's parser refused, timeouts), where no Fastify reply exists.
+ */
+export function rawErrorResponse(error: VerbatimError, requestId: string): string {
+  const status = httpStatusOf(error.code);
+  const body = JSON.stringify(errorReply(error, requestId));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    `Content-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `x-request-id: ${requestId}\r\n` +
+    `Connection: close\r\n\r\n${body}`
+  );
 }
 
 export function sendError(

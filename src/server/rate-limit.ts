@@ -47,6 +47,18 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.#ratePerMs / 1000));
   }
 
+  /** The seconds until `key` may take a token (0: it may now), without taking one. */
+  waitSeconds(key: string): number {
+    const bucket = this.#buckets.get(key);
+    if (bucket === undefined) return 0;
+    const tokens = Math.min(
+      this.#burst,
+      bucket.tokens + (this.#now() - bucket.updatedMs) * this.#ratePerMs,
+    );
+    if (tokens >= 1) return 0;
+    return Math.max(1, Math.ceil((1 - tokens) / this.#ratePerMs / 1000));
+  }
+
   #forgetFull(now: number): void {
     for (const [key, bucket] of this.#buckets) {
       const tokens = bucket.tokens + (now - bucket.updatedMs) * this.#ratePerMs;

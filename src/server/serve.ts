@@ -17,7 +17,9 @@ import {
   DEFAULT_MESSAGE_CACHE_MB,
   DEFAULT_RATE_LIMIT,
 } from "./app.js";
+import { DEFAULT_FAILED_AUTHENTICATION_LIMIT } from "./failed-authentication.js";
 import type { RateLimitOptions } from "./rate-limit.js";
+import { timeoutsFromEnv } from "./timeouts.js";
 import { upstreamConfigFromEnv } from "./upstream/config.js";
 
 export interface StartServerOptions {
@@ -60,6 +62,16 @@ function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | fa
   return burst === undefined ? { perMinute } : { perMinute, burst };
 }
 
+/** VERBATIM_FAILED_AUTH_LIMIT_PER_MINUTE: failures allowed in a row, and a minute's refill. */
+function failedAuthenticationLimitFromEnv(
+  env: StartServerOptions["env"],
+): RateLimitOptions | false {
+  const perMinute = wholeNumberFromEnv(env, "VERBATIM_FAILED_AUTH_LIMIT_PER_MINUTE");
+  if (perMinute === 0) return false;
+  if (perMinute === undefined) return DEFAULT_FAILED_AUTHENTICATION_LIMIT;
+  return { perMinute, burst: perMinute };
+}
+
 /**
  * Opens `--db` text, creating the SQLite folder when needed. `env` may turn PostgreSQL's named
  * prepared statements off (`VERBATIM_PG_PREPARED_STATEMENTS=off`, for a pooler that cannot
@@ -86,6 +98,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const settings = {
     upstream: upstreamConfigFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
+    failedAuthenticationLimit: failedAuthenticationLimitFromEnv(env),
+    timeouts: timeoutsFromEnv(env),
     bodyLimitBytes:
       wholeNumberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
     messageCacheBytes:
