@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { z } from "zod";
 import { openArchive } from "../../archive/index.js";
 import { VerbatimError } from "../../core/errors.js";
@@ -61,7 +62,20 @@ export const render: Command = {
     }
     const folder = await requireFolder(io.cwd, positionals[0] ?? "");
     const opened = await openArchive(folder);
-    for (const notice of opened.notices) io.stderr(`verbatim render: ${notice.text}\n`);
+    for (const notice of opened.notices) {
+      // The next request would carry the saved history, which cannot be read: nothing to render.
+      if (notice.kind === "unreadableConversation") {
+        throw new VerbatimError(
+          "unreadable_conversation",
+          `the saved conversation cannot be read: ${notice.reason}`,
+          {
+            where: join(folder, "agent", "conversation.json"),
+            hint: "Nothing was rendered; verbatim archive show <package> describes the file (docs/format-1.md, Decoding)",
+          },
+        );
+      }
+      io.stderr(`verbatim render: ${notice.text}\n`);
+    }
     const model = values.model ?? opened.conversation.model;
     if (model === undefined || model === "") {
       throw usageError(this, "the package names no model: pass --model");
