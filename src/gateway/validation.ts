@@ -1,8 +1,16 @@
 import { z } from "zod";
-import { isWellFormedText } from "../core/bytes.js";
+import type { ErrorCode } from "../core/error-codes.js";
 import { VerbatimError } from "../core/errors.js";
+import {
+  describeStoredTextFault,
+  findStoredTextFault,
+  isStorableText,
+  STORED_TEXT_HINT,
+  storedTextFaultWhere,
+  type StoredTextFault,
+} from "../core/stored-text.js";
 import { isBlockList } from "../history/block-check.js";
-import { blockSchema, messageIsWellFormed, roleSchema } from "../history/schema.js";
+import { blockSchema, roleSchema } from "../history/schema.js";
 import type { Block } from "../history/message.js";
 import {
   FINAL_STATUSES,
@@ -56,6 +64,31 @@ export function invalidInput(
   });
 }
 
+/** The refusal of a value that breaks the stored-text rule (src/core/stored-text.ts). */
+export function storedTextError(
+  fault: StoredTextFault,
+  where: string,
+  code: ErrorCode = "gateway_input_invalid",
+): VerbatimError {
+  return new VerbatimError(code, describeStoredTextFault(fault), {
+    where: storedTextFaultWhere(where, fault),
+    hint: STORED_TEXT_HINT,
+  });
+}
+
+/**
+ * Refuses `value` (a string or any JSON value, keys included) when a string of it breaks the
+ * stored-text rule: the one check every stored string of the gateway and of jobs goes through.
+ */
+export function checkStoredText(
+  value: unknown,
+  where: string,
+  code: ErrorCode = "gateway_input_invalid",
+): void {
+  const fault = findStoredTextFault(value);
+  if (fault !== undefined) throw storedTextError(fault, where, code);
+}
+
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, where: string) {
   const result = schema.safeParse(value);
   if (!result.success) throw invalidInput(where, result.error);
@@ -67,7 +100,10 @@ export const idSchema = z
   .min(1, "expected a non-empty id")
   .max(ID_MAX_LENGTH, `an id has at most ${ID_MAX_LENGTH} characters`);
 
-export const subjectSchema = idSchema.refine(isWellFormedText, "expected well-formed Unicode");
+export const subjectSchema = idSchema.refine(
+  isStorableText,
+  "expected well-formed Unicode without U+0000 (NUL)",
+);
 
 export const idempotencyKeySchema = z
   .string()
@@ -76,7 +112,10 @@ export const idempotencyKeySchema = z
   .regex(/^[\x21-\x7e]+$/, "an idempotency key holds printable ASCII characters only");
 
 const shortText = (max: number) =>
-  z.string().max(max, `at most ${max} characters`).refine(isWellFormedText, "not valid Unicode");
+  z
+    .string()
+    .max(max, `at most ${max} characters`)
+    .refine(isStorableText, "not well-formed Unicode, or holds U+0000 (NUL)");
 const count = z.int().min(0);
 
 const usageSchema = z.strictObject({
@@ -124,6 +163,7 @@ export const storedGatewayFactsSchema = z
 /** Gateway facts, refused with `gateway_metadata_invalid` when not of the closed shape. */
 export function parseGatewayFacts(value: unknown, where: string): GatewayFacts {
   if (value === undefined) return {};
+  checkStoredText(value, where, "gateway_metadata_invalid");
   const result = gatewayFactsSchema.safeParse(value);
   if (!result.success) throw invalidInput(where, result.error, "gateway_metadata_invalid");
   return result.data;
@@ -171,9 +211,8 @@ export function checkCallerMetadata(value: unknown, where: string): CallerMetada
         at,
       );
     }
-    if (!isWellFormedText(key) || !isWellFormedText(item)) {
-      throw refuse("metadata holds a lone surrogate (not valid Unicode)", at);
-    }
+    const fault = findStoredTextFault({ [key]: item });
+    if (fault !== undefined) throw storedTextError(fault, where, "gateway_metadata_invalid");
     result[key] = item;
   }
   return { ...result };
@@ -206,14 +245,10 @@ export function serializeRequestSettings(
   limits: GatewayLimits,
   where: string,
 ): string {
+  // Every field alike (instructions, tool names, descriptions, parameters at any depth), and
+  // before the schema, which would drop a __proto__ key of a tool's parameters.
+  checkStoredText(value, where);
   const settings: RequestSettings = parseOrThrow(requestSettingsSchema, value, where);
-  if (settings.instructions !== null && !isWellFormedText(settings.instructions)) {
-    throw new VerbatimError(
-      "gateway_input_invalid",
-      "the instructions hold a lone surrogate (not valid Unicode)",
-      { where: `${where}.instructions`, hint: "Send well-formed text" },
-    );
-  }
   const text = JSON.stringify(settings);
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > limits.maxContentBytes) {
@@ -268,13 +303,7 @@ export function serializeContent(
   limits: GatewayLimits,
   where: string,
 ): string {
-  if (!messageIsWellFormed({ role, content })) {
-    throw new VerbatimError(
-      "gateway_input_invalid",
-      "the content holds a lone surrogate (not valid Unicode)",
-      { where, hint: "Send well-formed text; bytes that are not text go in base64 fields" },
-    );
-  }
+  checkStoredText(content, where);
   const text = JSON.stringify(content);
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > limits.maxContentBytes) {

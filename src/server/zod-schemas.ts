@@ -1,6 +1,12 @@
 import type { FastifySchemaCompiler } from "fastify";
 import { z, type ZodType } from "zod";
 import { VerbatimError } from "../core/errors.js";
+import {
+  describeStoredTextFault,
+  findStoredTextFault,
+  STORED_TEXT_HINT,
+  storedTextFaultWhere,
+} from "../core/stored-text.js";
 
 /**
  * Routes declare zod schemas in Fastify's `schema` option. This file makes Fastify validate
@@ -60,10 +66,30 @@ function specificIssue(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = [
   return { path, message: issue.message };
 }
 
+/**
+ * A body string that breaks the stored-text rule (src/core/stored-text.ts), as the error its
+ * route answers: checked on the body as parsed, before the schema (which could drop a
+ * `__proto__` key) and before the handler (so before any read, write or upstream call).
+ */
+function storedTextRefusal(data: unknown): RequestValidationError | undefined {
+  const fault = findStoredTextFault(data);
+  if (fault === undefined) return undefined;
+  return new RequestValidationError(
+    new VerbatimError("invalid_request", describeStoredTextFault(fault), {
+      where: storedTextFaultWhere("body", fault),
+      hint: STORED_TEXT_HINT,
+    }),
+  );
+}
+
 export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   if (!isZodType(schema)) throw new Error("route schemas must be zod schemas");
   const part = httpPart ?? "body";
   return (data: unknown) => {
+    if (part === "body") {
+      const refusal = storedTextRefusal(data);
+      if (refusal !== undefined) return { error: refusal };
+    }
     const result = schema.safeParse(data);
     if (result.success) return { value: result.data };
     const first = result.error.issues[0];

@@ -8,7 +8,8 @@ import {
   insertWakeEvent,
 } from "../../store/repositories/background-job-wake-events.js";
 import { inTransaction } from "../../store/transaction.js";
-import { idSchema, parseOrThrow } from "../validation.js";
+import { isStorableText } from "../../core/stored-text.js";
+import { checkStoredText, idSchema, parseOrThrow } from "../validation.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { newId } from "../ids.js";
 import { jobFromRow, wakeEventFromRow } from "./job-rows.js";
@@ -81,6 +82,8 @@ export async function claimWakeEvents(
   now: string,
 ): Promise<WakeEvent[]> {
   const consumer = parseOrThrow(idSchema, input.consumer, "consumer");
+  checkStoredText(consumer, "consumer");
+  if (input.conversationId !== undefined && !isStorableText(input.conversationId)) return [];
   const limit = parseOrThrow(z.int().min(1).max(1000), input.limit ?? 100, "limit");
   const rows = await inTransaction(database, (db) =>
     claimWakeEventRows(db, database.capabilities, {

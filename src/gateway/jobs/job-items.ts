@@ -12,7 +12,7 @@ import {
 import { trajectoryItemSchema, type TrajectoryItem } from "../../trajectory/items.js";
 import { isClientItemKey, itemKeySchema } from "../../trajectory/row.js";
 import type { Sanitizer } from "../../trajectory/sanitizer.js";
-import { parseOrThrow } from "../validation.js";
+import { checkStoredText, parseOrThrow } from "../validation.js";
 import { notFound } from "./job-errors.js";
 import type { TurnItemInput } from "./job-types.js";
 
@@ -50,7 +50,11 @@ export function prepareItems(
   inputs.forEach((input, index) => {
     const at = `${where}[${index}]`;
     const itemKey = parseOrThrow(itemKeySchema, input?.item_key, `${at}.item_key`);
-    const parsed = trajectoryItemSchema.safeParse(input?.item);
+    // The stored-text rule for the key and every string of the item, before the schema: the
+    // key is compared in SQL, and a lone surrogate or NUL would not come back as sent.
+    checkStoredText(itemKey, `${at}.item_key`);
+    checkStoredText(input.item, `${at}.item`);
+    const parsed = trajectoryItemSchema.safeParse(input.item);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new VerbatimError(

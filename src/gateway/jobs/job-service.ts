@@ -24,7 +24,14 @@ import { modelVisibleTrajectory } from "../../trajectory/model-visible.js";
 import { defaultSanitizer, type Sanitizer } from "../../trajectory/sanitizer.js";
 import type { ChatMLTrajectory, ModelVisibleTrajectory } from "../../trajectory/trajectory.js";
 import { newId } from "../ids.js";
-import { checkCallerMetadata, idSchema, parseOrThrow, subjectSchema } from "../validation.js";
+import { isStorableText } from "../../core/stored-text.js";
+import {
+  checkCallerMetadata,
+  checkStoredText,
+  idSchema,
+  parseOrThrow,
+  subjectSchema,
+} from "../validation.js";
 import { claimWakeEvents, closeRunningTurns, endJob, type WakeClaim } from "./job-end.js";
 import { notFound, stateConflict } from "./job-errors.js";
 import {
@@ -95,7 +102,10 @@ export class BackgroundAgentJobs {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const request = parseOrThrow(createJobSchema, input, "");
     const metadata = checkCallerMetadata(request.metadata, "metadata");
-    const conversation = await findConversation(this.database.db, subject, request.conversationId);
+    // An id that breaks the stored-text rule names no conversation: none is looked up.
+    const conversation = isStorableText(request.conversationId)
+      ? await findConversation(this.database.db, subject, request.conversationId)
+      : undefined;
     if (conversation === undefined) {
       throw new VerbatimError(
         "gateway_conversation_not_found",
@@ -131,6 +141,7 @@ export class BackgroundAgentJobs {
   async #job(db: Kysely<StoreSchema>, subjectUid: string, jobId: string, lock: boolean) {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, jobId, "jobId");
+    if (!isStorableText(id)) throw notFound("job", id);
     const row = lock ? await lockJob(db, subject, id) : await findJob(db, subject, id);
     if (row === undefined) throw notFound("job", id);
     return row;
@@ -139,6 +150,7 @@ export class BackgroundAgentJobs {
   async #turn(db: Kysely<StoreSchema>, subjectUid: string, turnId: string, lock: boolean) {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, turnId, "turnId");
+    if (!isStorableText(id)) throw notFound("turn", id);
     const row = lock ? await lockTurn(db, subject, id) : await findTurn(db, subject, id);
     if (row === undefined) throw notFound("turn", id);
     return row;
@@ -169,6 +181,7 @@ export class BackgroundAgentJobs {
    * budget allows, else it fails and emits its wake event.
    */
   async failAttempt(subjectUid: string, jobId: string, error: string): Promise<BackgroundAgentJob> {
+    checkStoredText(String(error), "error");
     return this.#write(async (db) => {
       const job = await this.#job(db, subjectUid, jobId, true);
       if (job.status !== "running")
@@ -189,6 +202,7 @@ export class BackgroundAgentJobs {
     jobId: string,
     result: JsonValue,
   ): Promise<BackgroundAgentJob> {
+    checkStoredText(result, "result");
     return this.#write(async (db) => {
       const job = await this.#job(db, subjectUid, jobId, true);
       if (job.status !== "running")
@@ -204,6 +218,7 @@ export class BackgroundAgentJobs {
     jobId: string,
     reason = "cancelled",
   ): Promise<BackgroundAgentJob> {
+    checkStoredText(reason, "reason");
     return this.#write(async (db) => {
       const job = await this.#job(db, subjectUid, jobId, true);
       if (["succeeded", "failed", "cancelled"].includes(job.status)) {
@@ -261,6 +276,7 @@ export class BackgroundAgentJobs {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const id = parseOrThrow(idSchema, turnId, "turnId");
     const prepared = prepareItems(items, this.#sanitizer, "items");
+    if (!isStorableText(id)) throw notFound("turn", id);
     return this.#writeRetryingOnKeyRace(async (db) => {
       // Ownership first: another subject's turn is answered as a missing one (no oracle).
       const { existing, fresh } = await splitExisting(db, subject, id, prepared, "items");
