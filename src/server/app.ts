@@ -12,7 +12,7 @@ import {
   DEFAULT_FAILED_AUTHENTICATION_LIMIT,
   FailedAuthenticationLimit,
 } from "./failed-authentication.js";
-import { checkIdShapes } from "./id-shape.js";
+import { checkFieldIds, checkPathIds } from "./id-shape.js";
 import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
 import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
@@ -178,8 +178,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     const problem = declaredEncodingProblem(request);
     if (problem !== undefined) await sendError(request, reply, problem);
   });
-  // Ids have one shape; any other names nothing and never reaches a query (after validation).
-  app.addHook("preHandler", checkIdShapes);
+  // Ids have one shape; any other names nothing and never reaches a query: path ids before the
+  // body is validated, id fields of a body or query once it is.
+  app.addHook("preValidation", checkPathIds);
+  app.addHook("preHandler", checkFieldIds);
   app.addHook("onSend", async (_request, reply) => {
     if (closing) reply.header("connection", "close");
   });

@@ -40,13 +40,20 @@ function badField(
 }
 
 /**
- * preHandler hook (after the route's schema accepted the request): every path parameter, and
- * every top-level body or query field that names an id, must have the id shape, else 404.
+ * preValidation hook: every path parameter must have the id shape, else 404 (before the body is
+ * validated: an id that names nothing is not found, whatever the body).
  */
-export async function checkIdShapes(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function checkPathIds(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const error = badField("path", request.params, (field) => field !== "*");
+  if (error !== undefined) await sendError(request, reply, error);
+}
+
+/**
+ * preHandler hook (after the route's schema accepted the request): every top-level body or
+ * query field that names an id must have the id shape, else 404.
+ */
+export async function checkFieldIds(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const error =
-    badField("path", request.params, (field) => field !== "*") ??
-    badField("query", request.query, namesAnId) ??
-    badField("body", request.body, namesAnId);
+    badField("query", request.query, namesAnId) ?? badField("body", request.body, namesAnId);
   if (error !== undefined) await sendError(request, reply, error);
 }
