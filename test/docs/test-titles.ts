@@ -81,7 +81,14 @@ export function requirementIds(text: string): string[] {
   return [...new Set([...text.matchAll(requirementPattern)].map((match) => match[1] as string))];
 }
 
-/** The requirement IDs named in the test titles of one file. */
+const idsByPath = new Map<string, string[]>();
+
+/** The requirement IDs named in the test titles of one file (read and parsed once per run). */
 export function requirementIdsInTitles(path: string): string[] {
-  return requirementIds(testTitles(readFileSync(path, "utf8"), path).join("\n"));
+  let ids = idsByPath.get(path);
+  if (ids === undefined) {
+    ids = requirementIds(testTitles(readFileSync(path, "utf8"), path).join("\n"));
+    idsByPath.set(path, ids);
+  }
+  return ids;
 }
