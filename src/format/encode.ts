@@ -4,13 +4,15 @@ import {
   canonicalJsonBytes,
 } from "../core/canonical-json.js";
 import { VerbatimError } from "../core/errors.js";
+import { deepFreeze } from "../core/freeze.js";
 import type { Message } from "../history/message.js";
 import type { SavedConversation } from "./conversation-schema.js";
 
 /**
  * A cache of the canonical text of history messages. Messages never change once written, so a
  * saver that keeps one cache encodes only what is new at each save (docs/format-1.md).
- * Messages are keyed by identity: treat them as immutable.
+ * Messages are keyed by identity and frozen (deeply) when first encoded, so a cached text
+ * cannot go stale: a changed message is a new object.
  */
 export type HistoryEncodingCache = WeakMap<Message, CanonicalFragment>;
 
@@ -42,7 +44,7 @@ function historyFragments(
     let fragment = cache.get(message);
     if (fragment === undefined) {
       fragment = new CanonicalFragment(messageText(message, index), HISTORY_MESSAGE_DEPTH);
-      cache.set(message, fragment);
+      cache.set(deepFreeze(message), fragment);
     }
     return fragment;
   });

@@ -1,8 +1,11 @@
 /**
- * A cache of rendered blocks. History blocks are immutable values, so the JSON a renderer
- * writes for a block is a function of the block and the wire shape: it is kept per block
- * object (WeakMap, so it goes with the history) and spliced in as raw JSON at the next
- * request, which makes rendering the next request of a long conversation cheap. Warnings a
+ * A cache of rendered blocks. The JSON a renderer writes for a block is a function of the
+ * block's fields and the wire shape: it is kept per block object (WeakMap, so it goes with the
+ * history) beside a copy of the fields it was written from, and spliced in as raw JSON at the
+ * next request while the block still holds those fields, which makes rendering the next request
+ * of a long conversation cheap. A block changed in place since (a caller's mutation) no longer
+ * matches its copy and is rendered again: history handed to the library cannot go stale.
+ * Blocks are flat (strings and a boolean), so the check is a few `===` per block. Warnings a
  * block raised are raised again, at the block's current place, on every render.
  */
 import type { Block } from "../../history/message.js";
@@ -11,6 +14,8 @@ import { whereOf, type PlacedBlock } from "./history-turns.js";
 import { RawJson, writeJson, type WireValue } from "./json-writer.js";
 
 interface Entry {
+  /** The block's own fields when it was rendered. */
+  readonly fields: Readonly<Record<string, unknown>>;
   readonly raw: RawJson;
   readonly warnings: readonly Omit<RenderWarning, "where">[];
 }
@@ -31,16 +36,32 @@ export function cachedBlock(
   }
   const where = whereOf(placed.message, placed.index);
   const hit = cache.get(placed.block);
-  if (hit !== undefined) {
+  if (hit !== undefined && sameFields(hit.fields, placed.block)) {
     for (const warning of hit.warnings) warnings.push({ ...warning, where });
     return hit.raw;
   }
   const raised: RenderWarning[] = [];
   const raw = new RawJson(writeJson(build(raised)));
   cache.set(placed.block, {
+    fields: { ...placed.block },
     raw,
     warnings: raised.map(({ code, message }) => ({ code, message })),
   });
   warnings.push(...raised);
   return raw;
+}
+
+/** True when `block` has exactly the own fields of `fields`, with the same values. */
+function sameFields(fields: Readonly<Record<string, unknown>>, block: Block): boolean {
+  const current = block as unknown as Readonly<Record<string, unknown>>;
+  let count = 0;
+  for (const key in fields) {
+    if (fields[key] !== current[key]) return false;
+    count += 1;
+  }
+  for (const key in current) {
+    if (!Object.hasOwn(current, key)) continue;
+    count -= 1;
+  }
+  return count === 0;
 }
