@@ -7,6 +7,7 @@ import { emptyConversation, isEmptyConversation } from "../format/empty.js";
 import { applyImageBudget, type BudgetResult } from "./budget.js";
 import { entryAt, entryAtNow, listOwnedFiles, readRegularFile, sameFingerprint } from "./disk.js";
 import { ConversationEncoder, piecesEqualBytes, samePieces } from "./encoder.js";
+import { freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
 import {
   CONVERSATION_FILE,
@@ -199,6 +200,7 @@ class PackageArchive implements ConversationArchive {
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
   ): Promise<SaveResult> {
+    freezeSavedElements(conversation);
     return serialised(this.paths.packageDir, async () => {
       try {
         return await this.saveNow(conversation, images);
