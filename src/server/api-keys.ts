@@ -56,11 +56,18 @@ export async function createApiKey(
   return { key, subjectUid, createdAt };
 }
 
-/** Marks the key revoked (the row stays, for audit). Unknown keys are `api_key_not_found`. */
+/**
+ * Marks the key revoked (the row stays, for audit). Unknown keys are `api_key_not_found`; a key
+ * revoked before keeps its first revocation time (`alreadyRevoked`).
+ */
 export async function revokeApiKey(
   database: StoreDatabase,
   key: string,
-): Promise<{ readonly subjectUid: string; readonly revokedAt: string }> {
+): Promise<{
+  readonly subjectUid: string;
+  readonly revokedAt: string;
+  readonly alreadyRevoked: boolean;
+}> {
   const hash = sha256Hex(key.trim());
   const row = await database.db
     .selectFrom("verbatim_api_keys")
@@ -72,14 +79,16 @@ export async function revokeApiKey(
       hint: "Check the key and the --db it was created in",
     });
   }
-  if (row.revoked_at !== null) return { subjectUid: row.subject_uid, revokedAt: row.revoked_at };
+  if (row.revoked_at !== null) {
+    return { subjectUid: row.subject_uid, revokedAt: row.revoked_at, alreadyRevoked: true };
+  }
   const revokedAt = new Date().toISOString();
   await database.db
     .updateTable("verbatim_api_keys")
     .set({ revoked_at: revokedAt })
     .where("key_sha256", "=", hash)
     .execute();
-  return { subjectUid: row.subject_uid, revokedAt };
+  return { subjectUid: row.subject_uid, revokedAt, alreadyRevoked: false };
 }
 
 const keyQuery = queryTemplate<

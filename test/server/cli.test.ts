@@ -85,6 +85,7 @@ describe("verbatim keys and verbatim serve", { timeout: 180_000 }, () => {
       0,
     );
     expect(Object.keys(JSON.parse(revoke.out().toString())).sort()).toEqual([
+      "already_revoked",
       "revoked_at",
       "subject_uid",
     ]);

@@ -70,7 +70,15 @@ export const keysRevoke: Command = {
     );
     if (values.json === true) {
       io.stdout(
-        JSON.stringify({ revoked_at: revoked.revokedAt, subject_uid: revoked.subjectUid }) + "\n",
+        JSON.stringify({
+          revoked_at: revoked.revokedAt,
+          subject_uid: revoked.subjectUid,
+          already_revoked: revoked.alreadyRevoked,
+        }) + "\n",
+      );
+    } else if (revoked.alreadyRevoked) {
+      io.stdout(
+        `the API key of subject ${revoked.subjectUid} was already revoked at ${revoked.revokedAt}; nothing changed\n`,
       );
     } else {
       io.stdout(`revoked the API key of subject ${revoked.subjectUid}\n`);
