@@ -1,22 +1,37 @@
 import { stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { VerbatimError, isVerbatimError } from "../core/errors.js";
 import { sha256Hex } from "../core/hash.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { emptyConversation, isEmptyConversation } from "../format/empty.js";
 import { applyImageBudget, type BudgetResult } from "./budget.js";
-import { entryAt, entryAtNow, listOwnedFiles, readRegularFile, sameFingerprint } from "./disk.js";
-import { ConversationEncoder, piecesEqualBytes, samePieces } from "./encoder.js";
+import {
+  entryAt,
+  entryAtNow,
+  fileEqualsPieces,
+  listOwnedFiles,
+  sameFingerprint,
+  type Fingerprint,
+} from "./disk.js";
+import { ConversationEncoder, samePieces } from "./encoder.js";
 import { freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
 import {
+  AGENT_FOLDER,
   CONVERSATION_FILE,
+  IMAGES_FOLDER,
   IMAGE_BUDGET_BYTES,
   packagePaths,
   type PackagePaths,
 } from "./layout.js";
 import { sameInput, snapshotInput, type InputSnapshot } from "./input-snapshot.js";
 import { serialised } from "./lock.js";
+import {
+  shownPath,
+  withPackageFolders,
+  type OpenFolder,
+  type PackageFolders,
+} from "./package-folders.js";
 import { emptyDisk, readAgentFolder, type DiskState } from "./read.js";
 import { ignoreMissing, removeAgentFolder } from "./remove.js";
 
@@ -120,7 +135,7 @@ export async function openArchiveWith(
     return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
   }
   const read = await readAgentFolder(paths);
-  archive.restore(read.disk, read.images, read.state === "unreadable");
+  archive.restore(read.disk, read.conversation, read.images, read.state === "unreadable");
   const notices: ArchiveNotice[] =
     read.unreadable === undefined
       ? []
@@ -177,10 +192,24 @@ class PackageArchive implements ConversationArchive {
     return this.preserving;
   }
 
-  restore(disk: DiskState, images: ReadonlyMap<string, Uint8Array>, unreadable: boolean): void {
+  restore(
+    disk: DiskState,
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+    unreadable: boolean,
+  ): void {
     this.disk = disk;
     this.preserving = unreadable;
-    for (const [sha256, bytes] of images) this.hashed.set(bytes, sha256);
+    let imageBytes = 0;
+    for (const [sha256, bytes] of images) {
+      this.hashed.set(bytes, sha256);
+      imageBytes += bytes.length;
+    }
+    // What was read is already on disk, canonical, with every image and nothing to clean up:
+    // saving that same conversation writes nothing (unless the budget would drop an image).
+    if (disk.matchesRead && imageBytes <= this.budgetBytes) {
+      this.lastInput = snapshotInput(conversation, images);
+    }
   }
 
   turnStarted(): void {
@@ -203,7 +232,13 @@ class PackageArchive implements ConversationArchive {
     freezeSavedElements(conversation);
     return serialised(this.paths.packageDir, async () => {
       try {
-        return await this.saveNow(conversation, images);
+        if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
+        if (this.settings().keepConversation && this.preserving) {
+          return { outcome: "kept", bytesWritten: 0 };
+        }
+        return await withPackageFolders(this.paths.packageDir, (folders) =>
+          this.saveNow(folders, conversation, images),
+        );
       } catch (error) {
         throw asSaveError(error);
       }
@@ -211,23 +246,23 @@ class PackageArchive implements ConversationArchive {
   }
 
   private async saveNow(
+    folders: PackageFolders,
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
   ): Promise<SaveResult> {
-    if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
     if (!this.settings().keepConversation) {
       this.preserving = false;
-      return { outcome: (await this.remove()) ? "removed" : "skipped", bytesWritten: 0 };
+      return { outcome: (await this.remove(folders)) ? "removed" : "skipped", bytesWritten: 0 };
     }
     if (this.preserving) return { outcome: "kept", bytesWritten: 0 };
     if (isEmptyConversation(conversation)) {
-      return { outcome: (await this.remove()) ? "removed" : "unchanged", bytesWritten: 0 };
+      return { outcome: (await this.remove(folders)) ? "removed" : "unchanged", bytesWritten: 0 };
     }
-    return this.write(conversation, images);
+    return this.write(folders, conversation, images);
   }
 
-  private async remove(): Promise<boolean> {
-    const removed = await removeAgentFolder(this.paths, this.writer);
+  private async remove(folders: PackageFolders): Promise<boolean> {
+    const removed = await removeAgentFolder(folders, this.writer);
     this.disk = emptyDisk();
     this.previousPieces = undefined;
     this.lastInput = undefined;
@@ -236,11 +271,17 @@ class PackageArchive implements ConversationArchive {
 
   /**
    * Notices changes made by someone else since the last save, and forgets what they undo.
-   * Returns true when `agent/` is as the archive left it.
+   * Returns true when `agent/` is as the archive left it. Throws `archive_unsafe_path`, before
+   * anything is read, listed or deleted, when `agent/`, `agent/images/` or
+   * `agent/conversation.json` is a symbolic link.
    */
-  private async refreshDisk(): Promise<boolean> {
-    const file = entryAtNow(this.paths.conversationFile);
-    const images = entryAtNow(this.paths.imagesDir);
+  private async refreshDisk(folders: PackageFolders): Promise<boolean> {
+    const agent = folders.agentFolder();
+    const imagesFolder = folders.imagesFolder();
+    const file =
+      agent === undefined
+        ? { kind: "absent" as const }
+        : entryAtNow(agent.entry(CONVERSATION_FILE));
     if (file.kind === "symlink") {
       throw new VerbatimError(
         "archive_unsafe_path",
@@ -248,22 +289,23 @@ class PackageArchive implements ConversationArchive {
         { where: this.paths.conversationFile, hint: "Remove the link by hand, then save again" },
       );
     }
+    const imagesFingerprint: Fingerprint | undefined = imagesFolder?.fingerprint;
     const disk = this.disk;
     if (
       sameFingerprint(file.fingerprint, disk.conversationFingerprint) &&
-      sameFingerprint(images.fingerprint, disk.imagesFingerprint)
+      sameFingerprint(imagesFingerprint, disk.imagesFingerprint)
     ) {
       return true;
     }
     this.previousPieces = undefined;
     this.lastInput = undefined;
-    disk.conversationBytes =
-      file.kind === "file"
-        ? (await readRegularFile(this.paths.conversationFile))?.bytes
-        : undefined;
+    disk.matchesRead = false;
     disk.conversationFingerprint = file.fingerprint;
-    disk.imagesFingerprint = images.fingerprint;
-    const owned = await listOwnedFiles(this.paths.imagesDir);
+    disk.imagesFingerprint = imagesFingerprint;
+    const owned =
+      imagesFolder === undefined
+        ? { images: new Set<string>(), temporaries: new Set<string>() }
+        : await listOwnedFiles(imagesFolder.path);
     for (const name of disk.verifiedImages) {
       if (!owned.images.has(name)) disk.verifiedImages.delete(name);
     }
@@ -271,9 +313,11 @@ class PackageArchive implements ConversationArchive {
     for (const name of owned.images) {
       if (!disk.verifiedImages.has(name)) disk.otherImages.add(name);
     }
-    for (const name of owned.temporaries) disk.temporaries.add(join(this.paths.imagesDir, name));
-    for (const name of (await listOwnedFiles(this.paths.agentDir)).temporaries) {
-      disk.temporaries.add(join(this.paths.agentDir, name));
+    for (const name of owned.temporaries) disk.temporaries.add(`${IMAGES_FOLDER}/${name}`);
+    if (agent !== undefined) {
+      for (const name of (await listOwnedFiles(agent.path)).temporaries) {
+        disk.temporaries.add(name);
+      }
     }
     return false;
   }
@@ -291,10 +335,11 @@ class PackageArchive implements ConversationArchive {
   }
 
   private async write(
+    folders: PackageFolders,
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
   ): Promise<SaveResult> {
-    const diskAsLeft = await this.refreshDisk();
+    const diskAsLeft = await this.refreshDisk(folders);
     if (
       diskAsLeft &&
       this.lastInput !== undefined &&
@@ -306,71 +351,74 @@ class PackageArchive implements ConversationArchive {
     let budget = this.budget(conversation, images, new Set());
     const toWrite = (): string[] =>
       [...budget.images.keys()].filter((name) => !disk.verifiedImages.has(name));
-    const blocked = await this.blockedNames(toWrite());
+    const blocked = await this.blockedNames(folders, toWrite());
     if (blocked.size > 0) budget = this.budget(conversation, images, blocked);
     this.verifyImages(budget);
 
     const pieces = this.encoder.encode(budget.conversation);
+    const agentBefore = folders.agentFolder();
     const conversationChanged =
       this.previousPieces !== undefined
         ? !samePieces(pieces, this.previousPieces)
-        : disk.conversationBytes === undefined || !piecesEqualBytes(pieces, disk.conversationBytes);
+        : disk.conversationFingerprint === undefined ||
+          agentBefore === undefined ||
+          !(await fileEqualsPieces(agentBefore.entry(CONVERSATION_FILE), pieces));
     const newImages = toWrite();
     const staleImages = [...disk.verifiedImages, ...disk.otherImages].filter(
       (name) => !budget.images.has(name),
     );
-    await this.removeTemporaries();
+    await this.removeTemporaries(folders);
     if (!conversationChanged && newImages.length === 0 && staleImages.length === 0) {
       this.previousPieces = pieces;
       this.lastInput = snapshotInput(conversation, images);
-      disk.conversationBytes = undefined;
       return { outcome: "unchanged", bytesWritten: 0 };
     }
 
     let bytesWritten = 0;
-    const agentCreated = await this.ensureFolder(this.paths.agentDir);
+    const agent = await this.ensureFolder(folders, "agent");
     if (newImages.length > 0) {
-      await this.ensureFolder(this.paths.imagesDir);
+      const imagesFolder = await this.ensureFolder(folders, "images");
       for (const name of newImages) {
         const image = budget.images.get(name);
         if (image === undefined) continue;
-        bytesWritten += await this.writer.writeFile(this.paths.imagesDir, name, [image.bytes]);
+        bytesWritten += await this.writer.writeFile(imagesFolder.path, name, [image.bytes]);
         disk.otherImages.delete(name);
         disk.verifiedImages.add(name);
       }
-      await this.writer.syncFolder(this.paths.imagesDir);
+      await this.writer.syncFolder(imagesFolder.path);
     }
     if (conversationChanged) {
-      bytesWritten += await this.writer.writeFile(this.paths.agentDir, CONVERSATION_FILE, pieces);
-      await this.writer.syncFolder(this.paths.agentDir);
+      bytesWritten += await this.writer.writeFile(agent.path, CONVERSATION_FILE, pieces);
+      await this.writer.syncFolder(agent.path);
     }
-    if (agentCreated) await this.writer.syncFolder(this.paths.packageDir);
+    if (this.createdAgent) await this.writer.syncFolder(folders.root.path);
+    const imagesFolder = folders.imagesFolder();
     for (const name of staleImages) {
-      await this.writer.removeFile(join(this.paths.imagesDir, name)).catch(ignoreMissing);
+      if (imagesFolder !== undefined) {
+        await this.writer.removeFile(imagesFolder.entry(name)).catch(ignoreMissing);
+      }
       disk.verifiedImages.delete(name);
       disk.otherImages.delete(name);
     }
     this.previousPieces = pieces;
     this.lastInput = snapshotInput(conversation, images);
-    disk.conversationBytes = undefined;
-    const [file, imagesFolder] = await Promise.all([
-      entryAt(this.paths.conversationFile),
-      entryAt(this.paths.imagesDir),
-    ]);
+    const file = await entryAt(agent.entry(CONVERSATION_FILE));
     disk.conversationFingerprint = file.fingerprint;
-    disk.imagesFingerprint = imagesFolder.fingerprint;
+    disk.imagesFingerprint = folders.imagesFolder()?.fingerprint;
     return { outcome: "rewritten", bytesWritten };
   }
 
   /** Names that something other than a regular file occupies: those images are not stored. */
-  private async blockedNames(names: readonly string[]): Promise<Set<string>> {
+  private async blockedNames(
+    folders: PackageFolders,
+    names: readonly string[],
+  ): Promise<Set<string>> {
     const blocked = new Set<string>();
     if (names.length === 0) return blocked;
-    const folder = await entryAt(this.paths.imagesDir);
-    if (folder.kind === "absent") return blocked;
-    if (folder.kind !== "folder") return new Set(names);
+    const folder = folders.imagesFolder();
+    if (folder === undefined) return blocked;
     for (const name of names) {
-      const entry = await entryAt(join(this.paths.imagesDir, name));
+      const entry = await entryAt(folder.entry(name));
       if (entry.kind !== "absent" && entry.kind !== "file") blocked.add(name);
     }
     return blocked;
@@ -392,24 +440,36 @@ class PackageArchive implements ConversationArchive {
     }
   }
 
-  /** Creates a folder the archive owns; returns true when it was created. */
-  private async ensureFolder(path: string): Promise<boolean> {
-    const entry = await entryAt(path);
-    if (entry.kind === "folder") return false;
-    if (entry.kind !== "absent") {
-      throw new VerbatimError(
-        "archive_unsafe_path",
-        `${path} is ${entry.kind === "symlink" ? "a symbolic link" : "not a folder"}; verbatim neither follows nor deletes it`,
-        { where: path, hint: "Remove it by hand, then save again" },
-      );
-    }
-    await this.writer.makeFolder(path);
-    return true;
+  /** Set when the last `ensureFolder(…, "agent")` created `agent/`. */
+  private createdAgent = false;
+
+  /**
+   * `agent/` or `agent/images/`, created when absent and opened without following links;
+   * `archive_unsafe_path` when a link or something else than a folder is there.
+   */
+  private async ensureFolder(
+    folders: PackageFolders,
+    which: "agent" | "images",
+  ): Promise<OpenFolder> {
+    const existing = which === "agent" ? folders.agentFolder() : folders.imagesFolder();
+    if (which === "agent") this.createdAgent = existing === undefined;
+    if (existing !== undefined) return existing;
+    const parent = which === "agent" ? folders.root : folders.agentFolder();
+    if (parent === undefined) throw new Error("agent/ is created before agent/images/");
+    await this.writer.makeFolder(parent.entry(which === "agent" ? AGENT_FOLDER : IMAGES_FOLDER));
+    folders.refresh();
+    const created = which === "agent" ? folders.agentFolder() : folders.imagesFolder();
+    if (created === undefined) throw new Error(`${which} folder vanished right after creation`);
+    return created;
   }
 
-  private async removeTemporaries(): Promise<void> {
-    for (const path of this.disk.temporaries) {
-      await this.writer.removeFile(path).catch(ignoreMissing);
+  private async removeTemporaries(folders: PackageFolders): Promise<void> {
+    for (const name of this.disk.temporaries) {
+      const inImages = name.startsWith(`${IMAGES_FOLDER}/`);
+      const folder = inImages ? folders.imagesFolder() : folders.agentFolder();
+      if (folder === undefined) continue;
+      const entryName = inImages ? name.slice(IMAGES_FOLDER.length + 1) : name;
+      await this.writer.removeFile(folder.entry(entryName)).catch(ignoreMissing);
     }
     this.disk.temporaries.clear();
   }
@@ -423,7 +483,7 @@ function asSaveError(error: unknown): unknown {
     "archive_write_failed",
     `the save could not finish: ${system.code} (${system.syscall ?? "file system"})`,
     {
-      where: system.path ?? "agent/",
+      where: system.path === undefined ? "agent/" : shownPath(system.path),
       hint: "Fix the cause (space, permissions) and save again; the package still opens",
       cause: error,
     },

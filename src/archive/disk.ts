@@ -120,3 +120,57 @@ export async function forEachLimited<T>(
   });
   await Promise.all(workers);
 }
+
+const COMPARE_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * True when the regular file at `path` (not followed if a link) holds exactly the pieces,
+ * concatenated; read in 1 MiB chunks, so no copy of the file is kept.
+ */
+export async function fileEqualsPieces(path: string, pieces: readonly Buffer[]): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    const info = await handle.stat();
+    let total = 0;
+    for (const piece of pieces) total += piece.length;
+    if (!info.isFile() || info.size !== total) return false;
+    const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK_BYTES, Math.max(total, 1)));
+    let position = 0;
+    let pieceIndex = 0;
+    let pieceOffset = 0;
+    while (position < total) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) return false;
+      let checked = 0;
+      while (checked < bytesRead) {
+        const piece = pieces[pieceIndex] as Buffer;
+        const take = Math.min(piece.length - pieceOffset, bytesRead - checked);
+        if (
+          Buffer.compare(
+            piece.subarray(pieceOffset, pieceOffset + take),
+            chunk.subarray(checked, checked + take),
+          ) !== 0
+        ) {
+          return false;
+        }
+        checked += take;
+        pieceOffset += take;
+        if (pieceOffset === piece.length) {
+          pieceIndex++;
+          pieceOffset = 0;
+        }
+      }
+      position += bytesRead;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await handle.close();
+  }
+}

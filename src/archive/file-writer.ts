@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
 import { mkdir, open, rename, rmdir, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { shownPath } from "./package-folders.js";
 
 /**
  * The steps a save is made of. Each is announced to the step hook just before it happens, so
@@ -98,7 +100,10 @@ export function temporaryFileName(): string {
  * fsynced after renames so the new names survive a power loss.
  */
 export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWriter {
-  const step: StepHook = options.onStep ?? (() => {});
+  const onStep = options.onStep;
+  // The hook sees the paths of the package (not the open-folder paths the writer is given).
+  const step: StepHook =
+    onStep === undefined ? () => {} : (name, path) => onStep(name, shownPath(path));
   const pieceBytes = options.pieceBytes ?? DEFAULT_PIECE_BYTES;
   return {
     async writeFile(folder, name, pieces) {
@@ -132,7 +137,7 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
     },
     async syncFolder(folder) {
       step("fsyncFolder", folder);
-      const handle = await open(folder, "r");
+      const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
       try {
         await handle.sync();
       } finally {

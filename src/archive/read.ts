@@ -4,6 +4,7 @@ import { decodeConversation, type UnreadableReason } from "../format/decode.js";
 import { emptyConversation } from "../format/empty.js";
 import type { PendingMessage, SavedConversation } from "../format/conversation-schema.js";
 import type { Block, Message } from "../history/message.js";
+import { isCanonicalEncoding } from "./canonical-check.js";
 import {
   entryAt,
   forEachLimited,
@@ -11,7 +12,8 @@ import {
   readRegularFile,
   type Fingerprint,
 } from "./disk.js";
-import { imageFileName, type PackagePaths } from "./layout.js";
+import { CONVERSATION_FILE, IMAGES_FOLDER, imageFileName, type PackagePaths } from "./layout.js";
+import { PackageFolders } from "./package-folders.js";
 
 /** Why a saved conversation cannot be read (A14). */
 export interface UnreadableFolder {
@@ -23,15 +25,19 @@ export interface UnreadableFolder {
 
 /** What is on disk in `agent/`, as the archive left it or found it. */
 export interface DiskState {
-  /** The bytes of conversation.json when it was readable (compared before the next write). */
-  conversationBytes: Buffer | undefined;
+  /**
+   * True right after opening when `conversation.json` is the canonical encoding of the
+   * conversation returned, every image it names was read and there is nothing to clean up: a
+   * save of that same conversation has nothing to write.
+   */
+  matchesRead: boolean;
   conversationFingerprint: Fingerprint | undefined;
   imagesFingerprint: Fingerprint | undefined;
   /** Image files whose bytes were checked against their name (read at open or written by us). */
   readonly verifiedImages: Set<string>;
   /** Other image files with a valid name (not checked): deleted unless the next save needs them. */
   readonly otherImages: Set<string>;
-  /** Temporary files left by an interrupted save (full paths), removed by the next save. */
+  /** Temporary files left by an interrupted save (`name` or `images/name`), removed next save. */
   readonly temporaries: Set<string>;
 }
 
@@ -50,7 +56,7 @@ export interface AgentFolderRead {
 
 export function emptyDisk(): DiskState {
   return {
-    conversationBytes: undefined,
+    matchesRead: false,
     conversationFingerprint: undefined,
     imagesFingerprint: undefined,
     verifiedImages: new Set(),
@@ -93,15 +99,25 @@ const READ_CONCURRENCY = 16;
 /**
  * Reads `agent/` of a package. Never throws for anything inside `agent/`: an unreadable file
  * gives `state: "unreadable"` with the reason (A14); a missing or wrong image reads as
- * `imageOmitted` (A15).
+ * `imageOmitted` (A15). Nothing is reached through a symbolic link: a link at `agent/`,
+ * `agent/images/` or `agent/conversation.json` makes the conversation unreadable (A14).
  */
 export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderRead> {
-  let agent;
+  let folders: PackageFolders;
   try {
-    agent = await entryAt(paths.agentDir);
+    folders = PackageFolders.open(paths.packageDir);
   } catch (error) {
     return unreadableRead(true, { message: `agent/ cannot be read: ${describe(error)}` });
   }
+  try {
+    return await readFrom(folders);
+  } finally {
+    folders.close();
+  }
+}
+
+async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
+  const agent = folders.agent;
   if (agent.kind === "absent") return absentRead(false);
   if (agent.kind === "symlink") {
     return unreadableRead(true, {
@@ -109,10 +125,17 @@ export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderR
     });
   }
   if (agent.kind !== "folder") return unreadableRead(true, { message: "agent/ is not a folder" });
+  if (folders.images.kind === "symlink") {
+    return unreadableRead(true, {
+      message: "agent/images is a symbolic link, which verbatim does not follow",
+    });
+  }
+  const agentFolder = agent.folder;
+  const conversationPath = agentFolder.entry(CONVERSATION_FILE);
 
   let file;
   try {
-    file = await entryAt(paths.conversationFile);
+    file = await entryAt(conversationPath);
   } catch (error) {
     return unreadableRead(true, {
       message: `agent/conversation.json cannot be read: ${describe(error)}`,
@@ -127,7 +150,7 @@ export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderR
           : "agent/conversation.json is not a regular file",
     });
   }
-  const read = await readRegularFile(paths.conversationFile);
+  const read = await readRegularFile(conversationPath);
   if (read === undefined) {
     return unreadableRead(true, { message: "agent/conversation.json cannot be read" });
   }
@@ -138,25 +161,25 @@ export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderR
       decode: decoded.reason,
     });
   }
+  const canonical = isCanonicalEncoding(decoded.conversation, read.bytes);
 
   const disk = emptyDisk();
-  for (const name of (await listOwnedFiles(paths.agentDir)).temporaries) {
-    disk.temporaries.add(join(paths.agentDir, name));
+  for (const name of (await listOwnedFiles(agentFolder.path)).temporaries) {
+    disk.temporaries.add(name);
   }
-  disk.conversationBytes = read.bytes;
   disk.conversationFingerprint = read.fingerprint;
-  const images = await entryAt(paths.imagesDir).catch(() => ({ kind: "absent" as const }));
   const found = new Map<string, Uint8Array>();
-  if (images.kind === "folder") {
-    disk.imagesFingerprint = images.fingerprint;
-    const owned = await listOwnedFiles(paths.imagesDir);
+  if (folders.images.kind === "folder") {
+    const imagesFolder = folders.images.folder;
+    disk.imagesFingerprint = imagesFolder.fingerprint;
+    const owned = await listOwnedFiles(imagesFolder.path);
     for (const name of owned.images) disk.otherImages.add(name);
-    for (const name of owned.temporaries) disk.temporaries.add(join(paths.imagesDir, name));
+    for (const name of owned.temporaries) disk.temporaries.add(join(IMAGES_FOLDER, name));
     const wanted = [...referencedImageNames(decoded.conversation)].filter(([name]) =>
       disk.otherImages.has(name),
     );
     await forEachLimited(wanted, READ_CONCURRENCY, async ([name, sha256]) => {
-      const image = await readRegularFile(join(paths.imagesDir, name));
+      const image = await readRegularFile(imagesFolder.entry(name));
       if (image === undefined || sha256Hex(image.bytes) !== sha256) return;
       found.set(name, image.bytes);
       disk.otherImages.delete(name);
@@ -167,7 +190,14 @@ export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderR
     conversation,
     images: bySha,
     omittedBlocks,
+    droppedPendingImages,
   } = withImagesFound(decoded.conversation, found);
+  disk.matchesRead =
+    canonical &&
+    omittedBlocks === 0 &&
+    droppedPendingImages === 0 &&
+    disk.otherImages.size === 0 &&
+    disk.temporaries.size === 0;
   return {
     state: "readable",
     agentExists: true,
@@ -196,9 +226,15 @@ function absentRead(agentExists: boolean): AgentFolderRead {
 function withImagesFound(
   conversation: SavedConversation,
   found: ReadonlyMap<string, Uint8Array>,
-): { conversation: SavedConversation; images: Map<string, Uint8Array>; omittedBlocks: number } {
+): {
+  conversation: SavedConversation;
+  images: Map<string, Uint8Array>;
+  omittedBlocks: number;
+  droppedPendingImages: number;
+} {
   const images = new Map<string, Uint8Array>();
   let omittedBlocks = 0;
+  let droppedPendingImages = 0;
   const history = conversation.history.map((message): Message => {
     if (!message.content.some((block) => block.type === "image")) return message;
     let changed = false;
@@ -223,6 +259,7 @@ function withImagesFound(
         if (bytes !== undefined) images.set(image.sha256, bytes);
         return bytes !== undefined;
       });
+      droppedPendingImages += message.images.length - kept.length;
       return kept.length === message.images.length ? message : { ...message, images: kept };
     });
   return {
@@ -234,6 +271,7 @@ function withImagesFound(
     },
     images,
     omittedBlocks,
+    droppedPendingImages,
   };
 }
 

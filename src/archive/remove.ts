@@ -1,64 +1,66 @@
 import { readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { VerbatimError } from "../core/errors.js";
 import { entryAt } from "./disk.js";
 import type { PackageFileWriter } from "./file-writer.js";
-import type { PackagePaths } from "./layout.js";
-
-function linkInTheWay(path: string): VerbatimError {
-  return new VerbatimError(
-    "archive_unsafe_path",
-    `${path} is a symbolic link; verbatim neither follows nor deletes links`,
-    { where: path, hint: "Remove the link by hand, then save again" },
-  );
-}
+import { AGENT_FOLDER, CONVERSATION_FILE } from "./layout.js";
+import { unsafePath, type OpenFolder, type PackageFolders } from "./package-folders.js";
 
 /**
  * Removes `agent/` (A4, A14, A17): `conversation.json` first (so an interrupted removal opens
  * as a package without a conversation, A13, with no notice), then every other regular file and
  * folder inside. Symbolic links are neither followed nor deleted; a folder that still holds one
- * stays. Returns false when there was no `agent/`.
+ * stays. Every folder is listed and emptied through its open descriptor (package-folders.ts).
+ * Returns false when there was no `agent/`.
  */
 export async function removeAgentFolder(
-  paths: PackagePaths,
+  folders: PackageFolders,
   writer: PackageFileWriter,
 ): Promise<boolean> {
-  const agent = await entryAt(paths.agentDir);
+  const agent = folders.agent;
   if (agent.kind === "absent") return false;
-  if (agent.kind === "symlink") throw linkInTheWay(paths.agentDir);
+  if (agent.kind === "symlink") throw unsafePath(agent.shown, "is a symbolic link");
   if (agent.kind !== "folder") {
-    await writer.removeFile(paths.agentDir);
+    await writer.removeFile(folders.root.entry(AGENT_FOLDER));
     return true;
   }
-  const conversation = await entryAt(paths.conversationFile);
-  if (conversation.kind === "symlink") throw linkInTheWay(paths.conversationFile);
-  if (conversation.kind === "file" || conversation.kind === "other") {
-    await writer.removeFile(paths.conversationFile);
-    await writer.syncFolder(paths.agentDir);
+  const conversationPath = agent.folder.entry(CONVERSATION_FILE);
+  const conversation = await entryAt(conversationPath);
+  if (conversation.kind === "symlink") {
+    throw unsafePath(`${agent.folder.shown}/${CONVERSATION_FILE}`, "is a symbolic link");
   }
-  await removeContents(paths.agentDir, writer);
-  await writer.removeFolder(paths.agentDir).catch(ignoreNotEmpty);
+  if (conversation.kind === "file" || conversation.kind === "other") {
+    await writer.removeFile(conversationPath);
+    await writer.syncFolder(agent.folder.path);
+  }
+  await removeContents(agent.folder, writer);
+  await writer.removeFolder(folders.root.entry(AGENT_FOLDER)).catch(ignoreNotEmpty);
   return true;
 }
 
 /** Removes the regular files and folders under `folder`, leaving links (and what holds them). */
-async function removeContents(folder: string, writer: PackageFileWriter): Promise<void> {
-  const entries = await readdir(folder, { withFileTypes: true });
+async function removeContents(folder: OpenFolder, writer: PackageFileWriter): Promise<void> {
+  const entries = await readdir(folder.path, { withFileTypes: true });
   for (const entry of entries) {
-    const path = join(folder, entry.name);
     if (entry.isSymbolicLink()) continue;
     if (entry.isDirectory()) {
-      await removeContents(path, writer);
-      await writer.removeFolder(path).catch(ignoreNotEmpty);
+      const child = folder.child(entry.name);
+      if (child.kind !== "folder") continue; // replaced by a link (or removed) meanwhile
+      try {
+        await removeContents(child.folder, writer);
+      } finally {
+        child.folder.close();
+      }
+      await writer.removeFolder(folder.entry(entry.name)).catch(ignoreNotEmpty);
     } else {
-      await writer.removeFile(path).catch(ignoreMissing);
+      await writer.removeFile(folder.entry(entry.name)).catch(ignoreMissing);
     }
   }
 }
 
 function ignoreNotEmpty(error: unknown): void {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT") throw error;
+  if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT" && code !== "ENOTDIR") {
+    throw error;
+  }
 }
 
 /** For `.catch`: a file that is already gone is not an error. */
