@@ -93,6 +93,20 @@ describe("the requirements check finds what is wrong", () => {
     ]);
   });
 
+  it("a heading that is not a requirement, and a section with no prose and no links", () => {
+    const stray = { id: "Overview", line: 3, prose: "", links: [] };
+    const problems = requirementsProblems(
+      { ...honest, sections: [...honest.sections, stray] },
+      view({}),
+    );
+    expect(problems).toEqual([
+      'line 3: "### Overview" is not a requirement ID (A1–A27, A10a, B1–B15)',
+      "Overview says nothing about what it asks",
+      "Overview links no test file",
+      "Overview links no code",
+    ]);
+  });
+
   // Built, not written out, so that this file cites no ID beyond the list itself.
   const pastArchive = `A${27 + 1}`;
   const pastServer = `B${15 + 1}`;
