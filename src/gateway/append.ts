@@ -50,6 +50,8 @@ export interface PreparedMessage {
   readonly startsContext: boolean;
   /** The request settings of a response message, as JSON text; null for other messages. */
   readonly request: string | null;
+  /** An in_progress message's lease (ISO time), when it has one (docs/server.md). */
+  readonly leaseExpiresAt?: string;
 }
 
 export interface AppendPlan {
@@ -196,6 +198,7 @@ function chainRows(plan: AppendPlan, start: ChainStart, branchId: string): Messa
       created_at: plan.now,
       updated_at: plan.now,
       request: message.request,
+      lease_expires_at: message.leaseExpiresAt ?? null,
     };
   });
 }

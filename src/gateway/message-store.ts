@@ -71,6 +71,11 @@ export interface AppendMessageInput {
   readonly gateway?: GatewayFacts;
   /** A response message's request settings, given back by `getRequestSettings`. */
   readonly request?: RequestSettings;
+  /**
+   * An in_progress message's lease: it is held this long from the write, renewed with
+   * `renewLeases`; once past, `endAbandoned` ends it `incomplete` (docs/server.md).
+   */
+  readonly leaseMilliseconds?: number;
 }
 
 export interface AppendInput {
@@ -82,6 +87,25 @@ export interface AppendInput {
   /** Metadata of the conversation a write without anchor and conversation creates. */
   readonly conversationMetadata?: CallerMetadata;
   readonly idempotencyKey?: string;
+}
+
+/** A message to append and its lease, apart (the lease is not stored with the message). */
+function withoutLease(raw: unknown): { leaseMilliseconds: unknown; fields: unknown } {
+  if (typeof raw !== "object" || raw === null || !("leaseMilliseconds" in raw)) {
+    return { leaseMilliseconds: undefined, fields: raw };
+  }
+  const { leaseMilliseconds, ...fields } = raw as Record<string, unknown>;
+  return { leaseMilliseconds, fields };
+}
+
+/** An append checked by `prepareAppend`, ready for `appendPrepared`. */
+export interface PreparedAppend {
+  readonly subjectUid: string;
+  readonly request: z.output<typeof appendInputSchema>;
+  readonly messages: readonly PreparedMessage[];
+  /** Each message's lease in milliseconds, when it has one. */
+  readonly leases: readonly (number | undefined)[];
+  readonly conversationMetadata: CallerMetadata;
 }
 
 export interface FinishInput {
@@ -204,6 +228,16 @@ export class GatewayMessageStore {
 
   /** Appends messages as a chain continuing `previousMessageId` (B4). */
   async appendMessages(subjectUid: string, input: AppendInput): Promise<GatewayMessage[]> {
+    return this.appendPrepared(this.prepareAppend(subjectUid, input));
+  }
+
+  /**
+   * Every check of `appendMessages` that needs no database (the subject, each message's
+   * content, metadata, gateway facts and request settings, the limits), with the JSON text
+   * ready to write. A write refused here refuses before anything else is done: a caller that
+   * also calls a model checks the write first, so a refused request never reaches the model.
+   */
+  prepareAppend(subjectUid: string, input: AppendInput): PreparedAppend {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     const request = parseOrThrow(appendInputSchema, input, "");
     if (request.messages.length > this.limits.maxMessagesPerWrite) {
@@ -213,9 +247,11 @@ export class GatewayMessageStore {
         { where: "messages", hint: "Split the write; nothing was written" },
       );
     }
+    const leases: (number | undefined)[] = [];
     const messages = request.messages.map((raw, index) => {
       const where = `messages[${index}]`;
-      const message = parseOrThrow(appendMessageSchema, raw, where);
+      const { leaseMilliseconds, fields } = withoutLease(raw);
+      const message = parseOrThrow(appendMessageSchema, fields, where);
       if (message.status === "in_progress" && index !== request.messages.length - 1) {
         throw new VerbatimError(
           "gateway_input_invalid",
@@ -223,6 +259,21 @@ export class GatewayMessageStore {
           { where: `${where}.status`, hint: "Append the messages after it once it is finished" },
         );
       }
+      if (leaseMilliseconds !== undefined) {
+        if (
+          message.status !== "in_progress" ||
+          typeof leaseMilliseconds !== "number" ||
+          !Number.isInteger(leaseMilliseconds) ||
+          leaseMilliseconds < 1
+        ) {
+          throw new VerbatimError(
+            "gateway_input_invalid",
+            "a lease is a positive whole number of milliseconds, on an in_progress message only",
+            { where: `${where}.leaseMilliseconds`, hint: "Lease the in_progress message only" },
+          );
+        }
+      }
+      leases.push(leaseMilliseconds);
       const metadataValue = {
         caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
         gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),
@@ -247,6 +298,19 @@ export class GatewayMessageStore {
       request.conversationMetadata,
       "conversationMetadata",
     );
+    return { subjectUid: subject, request, messages, leases, conversationMetadata };
+  }
+
+  /** Writes an append `prepareAppend` checked (B4). */
+  async appendPrepared(prepared: PreparedAppend): Promise<GatewayMessage[]> {
+    const { subjectUid: subject, request, conversationMetadata } = prepared;
+    const now = this.#now();
+    const messages = prepared.messages.map((message, index) => {
+      const lease = prepared.leases[index];
+      return lease === undefined
+        ? message
+        : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
+    });
     return this.runAppend(
       {
         subjectUid: subject,
@@ -254,12 +318,12 @@ export class GatewayMessageStore {
         previousMessageId: request.previousMessageId,
         messages,
         conversationMetadata,
-        now: this.now(),
+        now: now.toISOString(),
         ...this.#knownAnchor(subject, request.previousMessageId),
       },
       request.idempotencyKey,
       "append",
-      { ...request, messages },
+      { ...request, messages: prepared.messages },
     );
   }
 

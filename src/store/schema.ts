@@ -70,6 +70,12 @@ export interface GatewayMessageTable {
    * `tools`, `maxOutputTokens`); null for other messages (migration 0005).
    */
   readonly request: string | null;
+  /**
+   * ISO time until which the server answering an in_progress response holds it (migration
+   * 0006); once past, the response is abandoned and any server ends it `incomplete`. Null for
+   * messages nobody leases.
+   */
+  readonly lease_expires_at: string | null;
 }
 
 /** A caller's idempotency key and what the first request with it produced. */

@@ -8,7 +8,13 @@ import {
   type StreamEvent,
   type ToolDefinition,
 } from "../../providers/index.js";
+import { ResponseLeases } from "../../gateway/response-leases.js";
+import type { Sanitizer } from "../../trajectory/sanitizer.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { upstreamErrorSanitizer } from "../upstream/scrub.js";
+import { finishResponse, type StopCause } from "./finish.js";
+import { PartialAnswer } from "./partial-answer.js";
+import { wellFormed } from "./repair.js";
 import {
   callsOf,
   inputToMessages,
@@ -69,32 +75,112 @@ function toolDefinitions(tools: CreateResponseBody["tools"]): ToolDefinition[] {
   }));
 }
 
+/** What a request to create a response brings besides its body. */
+export interface CreateOptions {
+  /** Receives the events of a streamed response. */
+  readonly sink?: ResponseSink;
+  /** Aborted when the client hangs up: the upstream call stops, the response ends incomplete. */
+  readonly clientGone?: AbortSignal;
+}
+
+/** A response this server is answering now. */
+interface Running {
+  readonly subject: string;
+  stop(cause: StopCause): void;
+  /** Settles once the response is finished (stored). */
+  readonly finished: Promise<unknown>;
+}
+
 /**
  * The stateful Responses API over the gateway store: every input and output message is stored
  * in ai_gateway_messages; the model sees the model-visible context of previous_response_id
- * rendered for the upstream provider through src/providers.
+ * rendered for the upstream provider through src/providers. Every response it starts ends
+ * `completed`, `incomplete`, `cancelled` or `failed` (finish.ts); while it runs it holds a
+ * lease (src/gateway/response-leases.ts), so one whose server died is ended by another.
  */
 export class ResponsesService {
+  readonly leases: ResponseLeases;
+  readonly #sanitizer: Sanitizer;
+  readonly #running = new Map<string, Running>();
+
   constructor(
     private readonly store: GatewayMessageStore,
     private readonly upstream: UpstreamConfig,
-  ) {}
+    options: { readonly onLeaseError?: (error: unknown) => void } = {},
+  ) {
+    this.leases = new ResponseLeases(store.database, {
+      ...(upstream.responseLeaseMs === undefined
+        ? {}
+        : { leaseMilliseconds: upstream.responseLeaseMs }),
+      ...(options.onLeaseError === undefined ? {} : { onError: options.onLeaseError }),
+    });
+    this.#sanitizer = upstreamErrorSanitizer(upstream);
+  }
+
+  /** The upstream failure as the caller sees it and the store keeps it: scrubbed. */
+  #scrubbed(error: unknown): VerbatimError {
+    const failure = upstreamError(error);
+    const message = this.#sanitizer.sanitizeText(wellFormed(failure.message)).value;
+    const hint =
+      failure.hint === undefined
+        ? undefined
+        : this.#sanitizer.sanitizeText(wellFormed(failure.hint)).value;
+    if (message === failure.message && hint === failure.hint) return failure;
+    return new VerbatimError(failure.code, message, {
+      ...(failure.where === undefined ? {} : { where: failure.where }),
+      ...(hint === undefined ? {} : { hint }),
+      cause: failure,
+    });
+  }
 
   async create(
     subject: string,
     body: CreateResponseBody,
-    sink?: ResponseSink,
+    options: CreateOptions = {},
   ): Promise<ResponseObject> {
-    // Everything that can refuse the request runs before anything is written.
+    const { sink } = options;
+    // Everything that can refuse the request runs before the upstream is called and before
+    // anything is written: a refused request is neither billed nor stored.
     const { provider, upstream } = resolveUpstream(this.upstream, body.model);
     const previousId = body.previous_response_id ?? null;
     const context =
-      previousId === null ? [] : (await this.store.readContext(subject, previousId)).messages;
-    const contextHistory = context.map(toMessage);
+      previousId === null ? undefined : await this.store.readContext(subject, previousId);
+    if (context !== undefined && context.anchor.status === "in_progress") {
+      throw new VerbatimError(
+        "gateway_anchor_in_progress",
+        `response ${context.anchor.id} is still in progress and cannot be continued yet`,
+        {
+          where: "body.previous_response_id",
+          hint: "Continue from it once it has a final status; nothing was written",
+        },
+      );
+    }
+    const contextHistory = (context?.messages ?? []).map(toMessage);
     const inputs = inputToMessages(body.input, callsOf(contextHistory));
     const maxTokens = body.max_output_tokens ?? this.upstream.defaultMaxOutputTokens;
-    const stream = sink !== undefined;
     const { history } = modelVisibleHistory([...contextHistory, ...inputs]);
+    const metadata = body.metadata ?? {};
+    const prepared = this.store.prepareAppend(subject, {
+      previousMessageId: previousId,
+      conversationMetadata: {},
+      messages: [
+        ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
+        {
+          role: "assistant" as const,
+          content: [],
+          status: "in_progress" as const,
+          metadata,
+          gateway: { model: body.model, provider },
+          // Given back when the response is read (GET /v1/responses/:id).
+          request: {
+            instructions: body.instructions ?? null,
+            tools: body.tools ?? [],
+            maxOutputTokens: body.max_output_tokens ?? null,
+          },
+          leaseMilliseconds: this.leases.leaseMilliseconds,
+        },
+      ],
+    });
     const rendered = renderRequest(provider, {
       history,
       images: () => undefined,
@@ -110,11 +196,18 @@ export class ResponsesService {
         stream: true,
       },
     });
-    const metadata = body.metadata ?? {};
     // The upstream request starts while the inputs and the in_progress answer are written (one
     // durable commit off the critical path); its events are read only once they are stored,
-    // and it is aborted when the write fails.
+    // and it is aborted when the write fails, when the client hangs up or on a cancel.
     const abort = new AbortController();
+    let stopped: StopCause | undefined;
+    const stop = (cause: StopCause) => {
+      stopped ??= cause;
+      abort.abort();
+    };
+    const onClientGone = () => stop("client_disconnected");
+    if (options.clientGone?.aborted === true) onClientGone();
+    options.clientGone?.addEventListener("abort", onClientGone, { once: true });
     const events = streamRound(
       { provider, model: body.model, body: rendered.body, stream: true },
       {
@@ -134,68 +227,103 @@ export class ResponsesService {
       // write: SQLite's commit holds the thread while it syncs, and the upstream works
       // meanwhile instead of after.
       await new Promise((resolve) => setImmediate(resolve));
-      stored = await this.store.appendMessages(subject, {
-        previousMessageId: previousId,
-        conversationMetadata: {},
-        messages: [
-          ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
-          {
-            role: "assistant" as const,
-            content: [],
-            status: "in_progress" as const,
-            metadata,
-            gateway: { model: body.model, provider },
-            // Given back when the response is read (GET /v1/responses/:id).
-            request: {
-              instructions: body.instructions ?? null,
-              tools: body.tools ?? [],
-              maxOutputTokens: body.max_output_tokens ?? null,
-            },
-          },
-        ],
-      });
+      stored = await this.store.appendPrepared(prepared);
     } catch (error) {
+      options.clientGone?.removeEventListener("abort", onClientGone);
       abort.abort();
       await first.catch(() => undefined);
       throw error;
     }
     const output = stored[stored.length - 1];
     if (output === undefined) throw new Error("append returned no message");
-    const facts: ResponseFacts = {
-      previousResponseId: previousId,
-      instructions: body.instructions ?? null,
-      tools: body.tools,
-      maxOutputTokens: body.max_output_tokens ?? null,
-    };
-    sink?.begin(responseObject(output, facts));
-    let result: RoundResult;
+    let markFinished = () => undefined as void;
+    const finished = new Promise<void>((resolve) => (markFinished = resolve));
+    this.#running.set(output.id, { subject, stop, finished });
+    this.leases.hold(output.id, () => stop("lost"));
     try {
-      let next = await first;
-      while (next.done !== true) {
-        if (stream) sink.event(next.value);
-        next = await events.next();
+      const facts: ResponseFacts = {
+        previousResponseId: previousId,
+        instructions: body.instructions ?? null,
+        tools: body.tools,
+        maxOutputTokens: body.max_output_tokens ?? null,
+      };
+      sink?.begin(responseObject(output, facts));
+      const partial = new PartialAnswer();
+      let result: RoundResult | undefined;
+      let failure: VerbatimError | undefined;
+      try {
+        let next = await first;
+        while (next.done !== true) {
+          partial.add(next.value);
+          sink?.event(next.value);
+          next = await events.next();
+        }
+        result = next.value;
+      } catch (error) {
+        if (stopped === undefined) failure = this.#scrubbed(error);
       }
-      result = next.value;
-    } catch (error) {
-      const failure = upstreamError(error);
-      await this.store.finishMessage(subject, output.id, {
-        status: "failed",
-        gateway: { error: { code: failure.code, message: failure.message.slice(0, 4000) } },
-      });
-      throw failure;
-    }
-    const finished = await this.store.finishMessage(subject, output.id, {
-      status: result.stopReason === "max_tokens" ? "incomplete" : "completed",
-      content: result.message.content,
-      gateway: {
-        model: result.model,
+      const final = await finishResponse(
+        this.store,
+        subject,
+        output,
         provider,
-        ...(result.responseId === undefined ? {} : { providerResponseId: result.responseId }),
-        usage: result.usage,
-        stopReason: result.stopReason,
-      },
-    });
-    return responseObject(finished, facts);
+        {
+          ...(result === undefined ? {} : { result }),
+          ...(result === undefined && stopped !== undefined ? { stopped } : {}),
+          ...(failure === undefined ? {} : { failure }),
+          partial: partial.blocks(),
+        },
+        this.#sanitizer,
+      );
+      if (final.status === "failed" && sink === undefined) {
+        // The plain client learns of the failure as an error, and that the inputs and the
+        // failed response were stored.
+        const error = final.metadata.gateway.error;
+        throw new VerbatimError(
+          failure?.code ?? "upstream_failed",
+          error?.message ?? "the upstream request failed",
+          {
+            where: output.id,
+            hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
+          },
+        );
+      }
+      return responseObject(final, facts);
+    } finally {
+      options.clientGone?.removeEventListener("abort", onClientGone);
+      this.leases.release(output.id);
+      this.#running.delete(output.id);
+      markFinished();
+    }
+  }
+
+  /**
+   * Cancels a response (POST /v1/responses/:id/cancel, as OpenAI's): one this server answers
+   * stops its upstream call and ends `cancelled` with what arrived; one in progress on another
+   * server ends `cancelled` here (that server stops its call when it next renews its lease); a
+   * finished one is returned as it is.
+   */
+  async cancel(subject: string, id: string): Promise<ResponseObject> {
+    const { message } = await this.#response(subject, id);
+    if (message.status === "in_progress") {
+      const running = this.#running.get(message.id);
+      if (running !== undefined && running.subject === subject) {
+        running.stop("cancelled");
+        await running.finished;
+      } else {
+        try {
+          await this.store.finishMessage(subject, message.id, {
+            status: "cancelled",
+            gateway: { stopReason: "cancelled" },
+          });
+        } catch (error) {
+          if (!isVerbatimError(error) || error.code !== "gateway_message_not_in_progress") {
+            throw error;
+          }
+        }
+      }
+    }
+    return this.get(subject, id);
   }
 
   /** The messages a stored response took as input, and the anchor it continued. */

@@ -14,6 +14,15 @@ interface OpenCall {
   arguments: string;
 }
 
+/** The event that ends a stream, by the response's final status (cancelled as incomplete). */
+const STATUS_EVENTS: Readonly<Record<ResponseObject["status"], string>> = {
+  completed: "response.completed",
+  incomplete: "response.incomplete",
+  cancelled: "response.incomplete",
+  failed: "response.failed",
+  in_progress: "response.incomplete",
+};
+
 /**
  * Writes a streamed response as the Responses API's server-sent events: response.created and
  * response.in_progress, output items as they open, text and argument deltas, their done
@@ -151,9 +160,7 @@ export class StreamingResponseWriter implements ResponseSink {
         stream.send("response.output_item.done", { output_index: outputIndex, item });
       }
     }
-    stream.send(final.status === "incomplete" ? "response.incomplete" : "response.completed", {
-      response: final,
-    });
+    stream.send(STATUS_EVENTS[final.status], { response: final });
     stream.end();
   }
 

@@ -23,7 +23,10 @@ const errors = {
   504: errorReplySchema,
 };
 
-/** POST /v1/responses, GET /v1/responses/:id, GET /v1/responses/:id/input_items. */
+/**
+ * POST /v1/responses, GET /v1/responses/:id, GET /v1/responses/:id/input_items,
+ * POST /v1/responses/:id/cancel.
+ */
 export function registerResponseRoutes(app: FastifyInstance, service: ResponsesService): void {
   app.post<{ Body: z.infer<typeof createResponseBodySchema> }>(
     "/v1/responses",
@@ -37,18 +40,60 @@ export function registerResponseRoutes(app: FastifyInstance, service: ResponsesS
       },
     },
     async (request, reply) => {
-      if (request.body.stream !== true) return service.create(request.subjectUid, request.body);
-      const writer = new StreamingResponseWriter(reply, request.id);
+      // A client that hangs up before its answer was sent stops the upstream call.
+      const clientGone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) clientGone.abort();
+      };
+      reply.raw.on("close", onClose);
       try {
-        writer.complete(await service.create(request.subjectUid, request.body, writer));
-      } catch (error) {
-        if (!writer.begun) throw error;
-        request.log.warn({ err: error }, "streamed response failed");
-        writer.fail(error);
+        if (request.body.stream !== true) {
+          return await service.create(request.subjectUid, request.body, {
+            clientGone: clientGone.signal,
+          });
+        }
+        const writer = new StreamingResponseWriter(reply, request.id);
+        try {
+          writer.complete(
+            await service.create(request.subjectUid, request.body, {
+              sink: writer,
+              clientGone: clientGone.signal,
+            }),
+          );
+        } catch (error) {
+          if (!writer.begun) throw error;
+          request.log.warn({ err: error }, "streamed response failed");
+          writer.fail(error);
+        }
+        return reply;
+      } finally {
+        reply.raw.off("close", onClose);
       }
-      return reply;
     },
   );
+
+  app.post<{ Params: z.infer<typeof responseIdParamsSchema> }>(
+    "/v1/responses/:id/cancel",
+    {
+      schema: {
+        summary:
+          "Cancel a response: an in-progress one stops its upstream call and ends cancelled; a finished one comes back as it is",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        params: responseIdParamsSchema,
+        response: { 200: responseObjectSchema, ...errors },
+      },
+    },
+    async (request) => service.cancel(request.subjectUid, request.params.id),
+  );
+
+  // Reconciles abandoned responses at start, then renews and reconciles every third of a lease.
+  app.addHook("onReady", async () => {
+    await service.leases.start();
+  });
+  app.addHook("onClose", async () => {
+    await service.leases.stop();
+  });
 
   app.get<{ Params: z.infer<typeof responseIdParamsSchema> }>(
     "/v1/responses/:id",

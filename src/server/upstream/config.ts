@@ -28,6 +28,12 @@ export interface UpstreamConfig {
   readonly maxRetries: number;
   /** max_output_tokens when the caller gives none. */
   readonly defaultMaxOutputTokens: number;
+  /**
+   * How long an in_progress response's lease lasts unless renewed (default 30,000 ms;
+   * docs/server.md, "Response lifecycle"): a response of a server that died ends `incomplete`
+   * at most this long after its last renewal.
+   */
+  readonly responseLeaseMs?: number;
 }
 
 const KEY_VARIABLES: Readonly<Record<ProviderId, readonly string[]>> = {
@@ -111,6 +117,7 @@ export function upstreamConfigFromEnv(
     timeoutMs: positiveInteger(env, "VERBATIM_UPSTREAM_TIMEOUT_MS", 120_000),
     maxRetries: positiveInteger(env, "VERBATIM_UPSTREAM_MAX_RETRIES", 2),
     defaultMaxOutputTokens: positiveInteger(env, "VERBATIM_DEFAULT_MAX_OUTPUT_TOKENS", 4096),
+    responseLeaseMs: positiveInteger(env, "VERBATIM_RESPONSE_LEASE_MS", 30_000),
   };
 }
 

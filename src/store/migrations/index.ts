@@ -3,6 +3,7 @@ import { serverApiKeysMigration } from "./0002-server-api-keys.js";
 import { backgroundAgentJobsMigration } from "./0003-background-agent-jobs.js";
 import { apiKeyNotificationsMigration } from "./0004-api-key-notifications.js";
 import { messageRequestSettingsMigration } from "./0005-message-request-settings.js";
+import { responseLeasesMigration } from "./0006-response-leases.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -15,4 +16,5 @@ export const storeMigrations: readonly Migration[] = [
   backgroundAgentJobsMigration,
   apiKeyNotificationsMigration,
   messageRequestSettingsMigration,
+  responseLeasesMigration,
 ];

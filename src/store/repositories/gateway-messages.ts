@@ -177,6 +177,7 @@ const MESSAGE_COLUMNS = [
   "created_at",
   "updated_at",
   "request",
+  "lease_expires_at",
 ] as const satisfies readonly (keyof MessageRow)[];
 
 /** Insert statements of 1 to 8 message rows, kept compiled (most writes are a turn or less). */

@@ -1,0 +1,121 @@
+import type { StoreDatabase } from "../store/database.js";
+import {
+  endAbandonedRow,
+  findExpiredLeaseRows,
+  renewLeaseRows,
+} from "../store/repositories/gateway-response-leases.js";
+import type { GatewayMessageMetadata } from "./message-types.js";
+import { parseStoredMetadata } from "./rows.js";
+
+/** How long a lease lasts unless renewed (default; docs/server.md, "Response lifecycle"). */
+export const DEFAULT_LEASE_MILLISECONDS = 30_000;
+/** The stop reason of a response ended because its server died. */
+export const SERVER_INTERRUPTED = "server_interrupted";
+/** Abandoned responses ended per round of reconciliation. */
+const ENDED_PER_ROUND = 100;
+
+export interface ResponseLeaseOptions {
+  /** How long a lease lasts unless renewed; renewed every third of it. */
+  readonly leaseMilliseconds?: number;
+  /** The clock (tests). */
+  readonly now?: () => Date;
+  /** Told of a renewal or reconciliation that failed (the next round tries again). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/**
+ * The leases of the in_progress responses one server answers. While it answers, the server
+ * renews each lease every third of its length; a server that dies renews nothing, so its
+ * responses' leases run out. Every server (at start and then every third of a lease) ends the
+ * responses whose lease ran out: `incomplete`, stop reason `server_interrupted`, their content
+ * as it was written. A held response whose row is no longer in_progress (cancelled or ended by
+ * another server) is reported lost, so its answer stops.
+ */
+export class ResponseLeases {
+  readonly leaseMilliseconds: number;
+  readonly #database: StoreDatabase;
+  readonly #now: () => Date;
+  readonly #onError: (error: unknown) => void;
+  readonly #held = new Map<string, () => void>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #round: Promise<void> | undefined;
+
+  constructor(database: StoreDatabase, options: ResponseLeaseOptions = {}) {
+    this.#database = database;
+    this.leaseMilliseconds = options.leaseMilliseconds ?? DEFAULT_LEASE_MILLISECONDS;
+    this.#now = options.now ?? (() => new Date());
+    this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /** Renews the lease of `messageId` until `release`; `onLost` runs if it is ended elsewhere. */
+  hold(messageId: string, onLost: () => void): void {
+    this.#held.set(messageId, onLost);
+  }
+
+  release(messageId: string): void {
+    this.#held.delete(messageId);
+  }
+
+  /** Renews every held lease; a held response no longer in_progress is released as lost. */
+  async renew(): Promise<void> {
+    const ids = [...this.#held.keys()];
+    if (ids.length === 0) return;
+    const expiresAt = new Date(this.#now().getTime() + this.leaseMilliseconds).toISOString();
+    const renewed = await renewLeaseRows(this.#database.db, ids, expiresAt);
+    for (const id of ids) {
+      if (renewed.has(id)) continue;
+      const onLost = this.#held.get(id);
+      this.#held.delete(id);
+      onLost?.();
+    }
+  }
+
+  /** Ends the responses whose lease ran out (any server's); returns their ids. */
+  async endAbandoned(): Promise<string[]> {
+    const ended: string[] = [];
+    for (;;) {
+      const now = this.#now().toISOString();
+      const rows = await findExpiredLeaseRows(this.#database.db, now, ENDED_PER_ROUND);
+      for (const row of rows) {
+        const stored = parseStoredMetadata(row, row.metadata);
+        const metadata: GatewayMessageMetadata = {
+          caller: stored.caller,
+          gateway: { ...stored.gateway, stopReason: SERVER_INTERRUPTED },
+        };
+        const final = { status: "incomplete", metadata: JSON.stringify(metadata), updated_at: now };
+        if (await endAbandonedRow(this.#database.db, row, final, now)) ended.push(row.id);
+      }
+      if (rows.length < ENDED_PER_ROUND) return ended;
+    }
+  }
+
+  /** Reconciles now, then renews and reconciles every third of a lease until `stop`. */
+  async start(): Promise<void> {
+    await this.endAbandoned();
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(
+      () => {
+        if (this.#round !== undefined) return;
+        this.#round = (async () => {
+          try {
+            await this.renew();
+            await this.endAbandoned();
+          } catch (error) {
+            this.#onError(error);
+          } finally {
+            this.#round = undefined;
+          }
+        })();
+      },
+      Math.max(1, Math.floor(this.leaseMilliseconds / 3)),
+    );
+    this.#timer.unref();
+  }
+
+  /** Stops renewing and waits for a round under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#round;
+  }
+}
