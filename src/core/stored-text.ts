@@ -68,36 +68,48 @@ function loneSurrogateIndex(text: string): number {
  * Numbers, booleans and null pass; so does anything else (other checks refuse other types).
  */
 export function findStoredTextFault(value: unknown): StoredTextFault | undefined {
-  const stack: { readonly value: unknown; readonly path: readonly (string | number)[] }[] = [
-    { value, path: [] },
-  ];
+  // Each entry knows its parent, so a path is built only for the fault (a walk that copied
+  // paths would cost the depth at every node).
+  interface Entry {
+    readonly value: unknown;
+    readonly parent: Entry | undefined;
+    readonly segment: string | number | undefined;
+  }
+  const pathOf = (entry: Entry | undefined, last?: string): (string | number)[] => {
+    const path: (string | number)[] = last === undefined ? [] : [last];
+    for (let at = entry; at !== undefined && at.segment !== undefined; at = at.parent) {
+      path.push(at.segment);
+    }
+    return path.reverse();
+  };
+  const stack: Entry[] = [{ value, parent: undefined, segment: undefined }];
   while (stack.length > 0) {
-    const next = stack.pop();
-    if (next === undefined) break;
-    const current = next.value;
+    const entry = stack.pop();
+    if (entry === undefined) break;
+    const current = entry.value;
     if (typeof current === "string") {
       const found = storedTextProblem(current);
-      if (found !== undefined) return { path: next.path, ...found, inKey: false };
+      if (found !== undefined) return { path: pathOf(entry), ...found, inKey: false };
       continue;
     }
     if (typeof current !== "object" || current === null) continue;
     if (Array.isArray(current)) {
       for (let index = current.length - 1; index >= 0; index--) {
-        stack.push({ value: current[index] as unknown, path: [...next.path, index] });
+        stack.push({ value: current[index] as unknown, parent: entry, segment: index });
       }
       continue;
     }
     const keys = Object.keys(current);
     for (const key of keys) {
       if (key === PROTOTYPE_KEY) {
-        return { path: [...next.path, key], problem: "prototype_key", inKey: true };
+        return { path: pathOf(entry, key), problem: "prototype_key", inKey: true };
       }
       const found = storedTextProblem(key);
-      if (found !== undefined) return { path: [...next.path, key], ...found, inKey: true };
+      if (found !== undefined) return { path: pathOf(entry, key), ...found, inKey: true };
     }
     for (let index = keys.length - 1; index >= 0; index--) {
       const key = keys[index] as string;
-      stack.push({ value: (current as Record<string, unknown>)[key], path: [...next.path, key] });
+      stack.push({ value: (current as Record<string, unknown>)[key], parent: entry, segment: key });
     }
   }
   return undefined;
@@ -109,18 +121,14 @@ export function storedTextFaultWhere(where: string, fault: StoredTextFault): str
   for (const segment of fault.path) {
     if (typeof segment === "number") text += `[${segment}]`;
     else if (/^[A-Za-z_$][\w$]*$/.test(segment)) text += text === "" ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(visible(segment))}]`;
+    else text += `[${visible(segment)}]`;
   }
   return text;
 }
 
-/** A key shown in a message: problem characters as escapes, at most 64 characters. */
+/** A key as a quoted string (NUL and lone surrogates escaped), at most 64 characters. */
 function visible(text: string): string {
-  const cut = text.length > 64 ? `${text.slice(0, 64)}…` : text;
-  return cut.replace(
-    /[\u0000\ud800-\udfff]/g,
-    (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 }
 
 /** What the fault is, in a sentence (without where it is: see `storedTextFaultWhere`). */
