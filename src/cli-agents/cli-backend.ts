@@ -1,7 +1,8 @@
 import { type ErrorCode, VerbatimError } from "../core/index.js";
 import type { CliBackend, CliCost, CliTurnInput, CliTurnResult } from "../conversation/index.js";
 import { restoredSessionMessage } from "../conversation/index.js";
-import type { Item, Usage } from "../format/index.js";
+import type { Item } from "../format/index.js";
+import type { Usage } from "../pricing/types.js";
 import type { Message } from "../history/index.js";
 import { type CliProcessResult, runCliProcess } from "./process-runner.js";
 import type { AgentStreamEvent, AgentStreamParser, ItemIdFactory } from "./stream-events.js";

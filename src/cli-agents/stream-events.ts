@@ -1,4 +1,5 @@
-import type { Item, Usage } from "../format/index.js";
+import type { Item } from "../format/index.js";
+import type { Usage } from "../pricing/types.js";
 
 /**
  * What a CLI stream parser reports while it reads a run's output. Items are keyed by their

@@ -1,4 +1,4 @@
-import type { Usage } from "../format/index.js";
+import type { Usage } from "../pricing/types.js";
 import { type Fields, numberField, objectField } from "./stream-events.js";
 
 const count = (value: number | undefined): number =>

@@ -26,7 +26,7 @@
 import type { Item } from "../format/items.js";
 import type { Usage } from "../format/conversation-schema.js";
 import type { ImageBytesLookup, Message } from "../history/message.js";
-import type { ToolDefinition } from "./tools.js";
+import type { StopReason, ToolDefinition } from "../providers/types.js";
 
 export type Backend = ProviderBackend | CliBackend;
 
@@ -39,10 +39,10 @@ export interface ProviderBackend {
   readonly provider: string;
   readonly model: string;
   /** One model request: render `history`, send it, stream the answer, parse it. */
-  round(request: RoundRequest): Promise<RoundResult>;
+  round(request: BackendRoundRequest): Promise<BackendRoundResult>;
 }
 
-export interface RoundRequest {
+export interface BackendRoundRequest {
   /** The system prompt (constant for a conversation; context sections never go here, A9). */
   readonly system: string | undefined;
   /** The whole history to send, exactly as it will be recorded. */
@@ -57,11 +57,11 @@ export interface RoundRequest {
   readonly tools: readonly ToolDefinition[];
   readonly signal: AbortSignal;
   /** Streamed parts of the answer, as they arrive (for the panel). */
-  readonly onEvent: (event: RoundEvent) => void;
+  readonly onEvent: (event: BackendRoundEvent) => void;
 }
 
 /** What a round streams while it runs. Deltas of one kind in a row append to one panel item. */
-export type RoundEvent =
+export type BackendRoundEvent =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "thinking"; readonly text: string }
   | { readonly type: "toolCall"; readonly id: string; readonly name: string }
@@ -73,15 +73,18 @@ export type RoundEvent =
       readonly detail?: string;
     };
 
-export interface RoundResult {
+export interface BackendRoundResult {
   /**
    * The assistant message to append to history: provider-independent (A23: text, tool calls;
    * web search results as text; never thinking signatures). May be empty of blocks.
    */
   readonly message: Message;
   readonly usage: Usage;
-  /** Why the model stopped. The loop continues while the message holds tool calls. */
-  readonly stopReason: "endTurn" | "toolUse" | "maxTokens" | "refusal" | "other";
+  /**
+   * Why the model stopped, in the providers' words (one vocabulary, `StopReason` of
+   * verbatim/providers). The loop continues while the message holds tool calls.
+   */
+  readonly stopReason: StopReason;
   /** The exact request body sent (logs, tests of A26/A27). */
   readonly requestBody?: Uint8Array;
 }

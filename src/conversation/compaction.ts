@@ -6,7 +6,8 @@ import type { CompactionPreview, CompactionResult } from "./api.js";
 import { totalInput } from "../pricing/index.js";
 import type { PriceBook } from "./prices.js";
 import type { ConversationState } from "./state.js";
-import { toolDefinition, type ToolDefinition } from "./tools.js";
+import type { ToolDefinition } from "../providers/types.js";
+import { toolDefinition } from "./tools.js";
 import type { TurnControl, TurnHost } from "./turn-host.js";
 
 /** The first line of the message that replaces compacted turns (A20). */

@@ -5,9 +5,9 @@ export type {
   CliTurnInput,
   CliTurnResult,
   ProviderBackend,
-  RoundEvent,
-  RoundRequest,
-  RoundResult,
+  BackendRoundEvent,
+  BackendRoundRequest,
+  BackendRoundResult,
 } from "./backend.js";
 export { CLI_TRANSCRIPT_LIMIT, restoredSessionMessage } from "./backend.js";
 export type {
@@ -25,7 +25,6 @@ export type {
   GeneratedImage,
   HostTool,
   ToolCallInput,
-  ToolDefinition,
   ToolImage,
   ToolOutput,
   ToolRunContext,

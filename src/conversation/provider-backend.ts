@@ -8,10 +8,9 @@ import type {
   CacheOptions,
   ProviderId,
   SignedMaterial,
-  StopReason,
   TransportOptions,
 } from "../providers/types.js";
-import type { ProviderBackend, RoundRequest, RoundResult } from "./backend.js";
+import type { ProviderBackend, BackendRoundRequest, BackendRoundResult } from "./backend.js";
 
 export interface ProviderBackendOptions {
   readonly provider: ProviderId;
@@ -41,7 +40,7 @@ export function providerBackend(options: ProviderBackendOptions): ProviderBacken
     kind: "provider",
     provider: options.provider,
     model: options.model,
-    async round(request: RoundRequest): Promise<RoundResult> {
+    async round(request: BackendRoundRequest): Promise<BackendRoundResult> {
       const attached: AttachedSignedMaterial[] = [];
       for (let index = request.turnStart; index < request.history.length; index += 1) {
         const message = request.history[index];
@@ -80,7 +79,7 @@ export function providerBackend(options: ProviderBackendOptions): ProviderBacken
           return {
             message: result.message,
             usage: result.usage,
-            stopReason: stopReasonOf(result.stopReason),
+            stopReason: result.stopReason,
             requestBody: utf8Encode(rendered.body),
           };
         }
@@ -121,19 +120,4 @@ function lastAssistantIndex(history: readonly Message[]): number | undefined {
     if (history[index]?.role === "assistant") return index;
   }
   return undefined;
-}
-
-function stopReasonOf(reason: StopReason): RoundResult["stopReason"] {
-  switch (reason) {
-    case "end":
-      return "endTurn";
-    case "tool_use":
-      return "toolUse";
-    case "max_tokens":
-      return "maxTokens";
-    case "refusal":
-      return "refusal";
-    default:
-      return "other";
-  }
 }

@@ -1,6 +1,6 @@
 import type { ItemOfType } from "../format/items.js";
 import type { TextBlock } from "../history/message.js";
-import type { ProviderBackend, RoundEvent } from "./backend.js";
+import type { ProviderBackend, BackendRoundEvent } from "./backend.js";
 import { replaceItem } from "./state.js";
 import { settleToolCalls, type SettleOutcome } from "./tool-calls.js";
 import { toolDefinition } from "./tools.js";
@@ -15,7 +15,7 @@ class PanelStream {
 
   constructor(private readonly host: TurnHost) {}
 
-  handle(event: RoundEvent): void {
+  handle(event: BackendRoundEvent): void {
     const items = this.host.state.items;
     switch (event.type) {
       case "text":

@@ -1,4 +1,5 @@
 import type { JsonObject } from "../core/strict-json.js";
+import type { ToolDefinition } from "../providers/types.js";
 
 /**
  * A tool the host application lends the agent. The turn loop offers it to the model (name,
@@ -62,13 +63,6 @@ export interface ToolOutput {
   readonly summary?: string;
   /** Images the tool generated, for cost (A8). */
   readonly generatedImages?: readonly GeneratedImage[];
-}
-
-/** What the model is told about a tool. */
-export interface ToolDefinition {
-  readonly name: string;
-  readonly description: string;
-  readonly inputSchema: JsonObject;
 }
 
 export function toolDefinition(tool: HostTool): ToolDefinition {

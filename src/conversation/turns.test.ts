@@ -266,7 +266,7 @@ describe("turns", () => {
         return {
           message: { role: "assistant", content: [{ type: "text", text: "Here." }] },
           usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, webSearchRequests: 0 },
-          stopReason: "endTurn",
+          stopReason: "end",
         };
       },
     ]);

@@ -17,14 +17,12 @@ export {
 } from "./conversation-schema.js";
 export type {
   ApprovalCard,
-  Cost,
   Feedback,
   LintRuleCard,
   PendingMessage,
   SavedConversation,
   SentFact,
   SkillCard,
-  Usage,
 } from "./conversation-schema.js";
 export { ITEM_TYPES, itemSchema } from "./items.js";
 export type { Citation, Item, ItemOfType, ItemType } from "./items.js";

@@ -4,12 +4,11 @@
  * ways (checked by the compiler).
  */
 import { describe, expect, it } from "vitest";
-import {
-  costSchema,
-  usageSchema,
-  type Cost as FormatCost,
-  type Usage as FormatUsage,
-} from "../../src/format/index.js";
+import type {
+  Cost as FormatCost,
+  Usage as FormatUsage,
+} from "../../src/format/conversation-schema.js";
+import { costSchema, usageSchema } from "../../src/format/index.js";
 import { accumulateCost, type Cost, type Usage } from "../../src/pricing/index.js";
 
 const toFormatUsage = (usage: Usage): FormatUsage => usage;

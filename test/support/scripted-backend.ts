@@ -4,7 +4,11 @@
  * text before returning. It implements the conversation's `ProviderBackend` interface exactly;
  * the tests of the provider layer itself run against local HTTP servers instead.
  */
-import type { ProviderBackend, RoundRequest, RoundResult } from "../../src/conversation/backend.js";
+import type {
+  ProviderBackend,
+  BackendRoundRequest,
+  BackendRoundResult,
+} from "../../src/conversation/backend.js";
 import type { Usage } from "../../src/format/conversation-schema.js";
 import type { Block, Message } from "../../src/history/message.js";
 
@@ -17,7 +21,7 @@ export type ScriptStep =
       readonly wait?: Promise<void>;
     }
   | { readonly fail: string }
-  | ((request: RoundRequest) => Promise<RoundResult> | RoundResult);
+  | ((request: BackendRoundRequest) => Promise<BackendRoundResult> | BackendRoundResult);
 
 export interface ScriptedBackend extends ProviderBackend {
   readonly requests: { history: Message[]; tools: string[]; system: string | undefined }[];
@@ -71,7 +75,7 @@ export function scriptedBackend(
       return {
         message: { role: "assistant", content },
         usage: usage(step.usage),
-        stopReason: (step.calls ?? []).length > 0 ? "toolUse" : "endTurn",
+        stopReason: (step.calls ?? []).length > 0 ? "tool_use" : "end",
       };
     },
   };
