@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { VerbatimError } from "../core/errors.js";
 import { isWellFormedText } from "../core/bytes.js";
+import { repairStoredText } from "../core/stored-text.js";
 import type { Block, Message } from "../history/message.js";
 import type {
   CallerMetadata,
@@ -165,15 +166,24 @@ async function summarize(
       },
     );
   }
-  if (
-    typeof result.text !== "string" ||
-    result.text.trim() === "" ||
-    !isWellFormedText(result.text)
-  ) {
+  if (typeof result.text !== "string" || result.text.trim() === "") {
     throw new VerbatimError("gateway_summary_failed", "the model returned no summary text", {
       where: "summarizer",
       hint: "Nothing was written; retry, or pass the summary",
     });
   }
-  return result;
+  // What a model wrote is repaired, not refused (src/core/stored-text.ts): a lone surrogate or
+  // a NUL becomes U+FFFD, so a summary is never lost to the stored-text rule.
+  // (A fact of another type is left to parseGatewayFacts, which refuses it.)
+  const repaired = <T>(value: T): T =>
+    (typeof value === "string" ? repairStoredText(value) : value) as T;
+  return {
+    ...result,
+    text: repairStoredText(result.text),
+    ...(result.model === undefined ? {} : { model: repaired(result.model) }),
+    ...(result.provider === undefined ? {} : { provider: repaired(result.provider) }),
+    ...(result.providerResponseId === undefined
+      ? {}
+      : { providerResponseId: repaired(result.providerResponseId) }),
+  };
 }
