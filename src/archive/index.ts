@@ -9,6 +9,6 @@ export type {
   SaveOutcome,
   SaveResult,
 } from "./archive.js";
-export { IMAGE_BUDGET_BYTES, extensionOf, imageFileName, isImageFileName } from "./layout.js";
+export { IMAGE_BUDGET_BYTES, imageFileName, isImageFileName } from "./layout.js";
 export { summarizePackage } from "./summary.js";
 export type { PackageSummary } from "./summary.js";

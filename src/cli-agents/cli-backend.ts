@@ -1,6 +1,6 @@
 import { type ErrorCode, VerbatimError } from "../core/index.js";
 import type { CliBackend, CliCost, CliTurnInput, CliTurnResult } from "../conversation/index.js";
-import { restoredSessionMessage } from "../conversation/index.js";
+import { restoredSessionMessage } from "../conversation/backend.js";
 import type { Item } from "../format/index.js";
 import type { Usage } from "../pricing/types.js";
 import type { Message } from "../history/index.js";

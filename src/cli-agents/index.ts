@@ -5,6 +5,3 @@ export { codexBackend, codexDialect } from "./codex.js";
 export { ClaudeStreamParser } from "./claude-stream.js";
 export { CodexStreamParser } from "./codex-stream.js";
 export type { AgentStreamEvent, AgentStreamParser, ItemIdFactory } from "./stream-events.js";
-export { runCliProcess } from "./process-runner.js";
-export type { CliProcessOptions, CliProcessOutcome, CliProcessResult } from "./process-runner.js";
-export { usageFromClaude, usageFromCodex } from "./usage.js";

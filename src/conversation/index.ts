@@ -9,7 +9,6 @@ export type {
   BackendRoundRequest,
   BackendRoundResult,
 } from "./backend.js";
-export { CLI_TRANSCRIPT_LIMIT, restoredSessionMessage } from "./backend.js";
 export type {
   ChangeKind,
   CompactionPreview,
@@ -29,7 +28,6 @@ export type {
   ToolOutput,
   ToolRunContext,
 } from "./tools.js";
-export { toolDefinition } from "./tools.js";
 export { transcriptText } from "./transcript.js";
 export { createLiveConversation } from "./live-conversation.js";
 export type { CreateOptions } from "./live-conversation.js";
@@ -40,6 +38,6 @@ export type { ProviderBackendOptions } from "./provider-backend.js";
 export type { PriceBook } from "./prices.js";
 export { unknownPrices } from "./prices.js";
 export { defaultPriceBook } from "./default-prices.js";
-export { previewCompaction, COMPACTED_HEADING } from "./compaction.js";
+export { previewCompaction } from "./compaction.js";
 export type { PreviewInput } from "./compaction.js";
 export { CONTEXT_NOTICE_THRESHOLD } from "./context-meter.js";

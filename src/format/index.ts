@@ -2,19 +2,7 @@ export { decodeConversation, decodeConversationOrThrow } from "./decode.js";
 export type { DecodeResult, FieldProblem, UnreadableReason } from "./decode.js";
 export { createHistoryEncodingCache, encodeConversation } from "./encode.js";
 export type { HistoryEncodingCache } from "./encode.js";
-export {
-  FORMAT_CHANGELOG,
-  FORMAT_VERSION,
-  approvalCardSchema,
-  conversationSchema,
-  costSchema,
-  feedbackSchema,
-  lintRuleCardSchema,
-  pendingMessageSchema,
-  sentFactSchema,
-  skillCardSchema,
-  usageSchema,
-} from "./conversation-schema.js";
+export { FORMAT_CHANGELOG, FORMAT_VERSION, conversationSchema } from "./conversation-schema.js";
 export type {
   ApprovalCard,
   Feedback,

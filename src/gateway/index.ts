@@ -1,5 +1,3 @@
-export { appendChain } from "./append.js";
-export type { AppendOutcome, AppendPlan, PreparedMessage } from "./append.js";
 export { compressContext } from "./compression.js";
 export type { CompressInput } from "./compression.js";
 export { GatewayMessageStore } from "./message-store.js";
@@ -10,7 +8,7 @@ export type {
   GatewayMessageStoreOptions,
   MessageContext,
 } from "./message-store.js";
-export { FINAL_STATUSES, ROLE_OF_TYPE, TYPE_OF_ROLE } from "./message-types.js";
+export { FINAL_STATUSES } from "./message-types.js";
 export type {
   CallerMetadata,
   CompressionFacts,
@@ -35,7 +33,6 @@ export type { GatewayLimits } from "./validation.js";
 export { BackgroundAgentJobs, MAX_RETRY_BUDGET } from "./jobs/job-service.js";
 export type { BackgroundAgentJobsOptions } from "./jobs/job-service.js";
 export { MAX_ITEMS_PER_APPEND, MAX_ITEM_BYTES } from "./jobs/job-items.js";
-export type { WakeClaim } from "./jobs/job-end.js";
 export { JOB_END_STATUSES } from "./jobs/job-types.js";
 export type {
   BackgroundAgentJob,

@@ -19,20 +19,7 @@ export {
   toolResultFromBytes,
   toolResultText,
 } from "./blocks.js";
-export {
-  blockSchema,
-  exactlyOneOfKeys,
-  imageBlockSchema,
-  imageOmittedBlockSchema,
-  messageIsWellFormed,
-  messageSchema,
-  mimeTypeSchema,
-  roleSchema,
-  sha256HexSchema,
-  textBlockSchema,
-  toolCallBlockSchema,
-  toolResultBlockSchema,
-} from "./schema.js";
+export { blockSchema, messageIsWellFormed, messageSchema } from "./schema.js";
 export type {
   ChatMLContentPart,
   ChatMLImagePart,

@@ -21,7 +21,6 @@ export type {
   StreamEvent,
   ToolDefinition,
   TransportOptions,
-  Usage,
 } from "./types.js";
 export { renderRequest } from "./render.js";
 export { attachSignedMaterial, hasSignedMaterial } from "./signed.js";
@@ -32,9 +31,6 @@ export { PROVIDER_ENDPOINTS, requestHeaders, requestUrl, resolveEndpoint } from 
 export type { ProviderEndpoint } from "./endpoints.js";
 export { isRetryableStatus, retryAfterMs } from "./transport.js";
 export { SseDecoder } from "./wire/sse.js";
-export { INVALID_ARGUMENTS_KEY } from "./wire/common.js";
-export { webSearchText } from "./wire/round-builder.js";
-export { SECOND_BREAKPOINT_THRESHOLD } from "./anthropic/render.js";
 export { checkCachePrefix } from "./cache-prefix/check.js";
 export type {
   CachePrefixDifference,

@@ -1,10 +1,7 @@
 import { sha256Hex } from "../core/hash.js";
-import {
-  API_KEY_CHANGES_CHANNEL,
-  listenForChanges,
-  type ChangeListener,
-  type StoreDatabase,
-} from "../store/index.js";
+import type { StoreDatabase } from "../store/index.js";
+import { API_KEY_CHANGES_CHANNEL } from "../store/migrations/0004-api-key-notifications.js";
+import { listenForChanges, type ChangeListener } from "../store/notifications.js";
 import { looksLikeApiKey, subjectOfApiKeyHash } from "./api-keys.js";
 
 /** Looks API keys up for the caller routes. */

@@ -8,7 +8,7 @@ import type {
   Cost as FormatCost,
   Usage as FormatUsage,
 } from "../../src/format/conversation-schema.js";
-import { costSchema, usageSchema } from "../../src/format/index.js";
+import { costSchema, usageSchema } from "../../src/format/conversation-schema.js";
 import { accumulateCost, type Cost, type Usage } from "../../src/pricing/index.js";
 
 const toFormatUsage = (usage: Usage): FormatUsage => usage;
