@@ -19,8 +19,6 @@ export interface ResponseLeaseOptions {
   readonly leaseMilliseconds?: number;
   /** The clock (tests). */
   readonly now?: () => Date;
-  /** Told of a renewal or reconciliation that failed (the next round tries again). */
-  readonly onError?: (error: unknown) => void;
 }
 
 /**
@@ -35,7 +33,7 @@ export class ResponseLeases {
   readonly leaseMilliseconds: number;
   readonly #database: StoreDatabase;
   readonly #now: () => Date;
-  readonly #onError: (error: unknown) => void;
+  #onError: (error: unknown) => void = () => undefined;
   readonly #held = new Map<string, () => void>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #round: Promise<void> | undefined;
@@ -44,7 +42,6 @@ export class ResponseLeases {
     this.#database = database;
     this.leaseMilliseconds = options.leaseMilliseconds ?? DEFAULT_LEASE_MILLISECONDS;
     this.#now = options.now ?? (() => new Date());
-    this.#onError = options.onError ?? (() => undefined);
   }
 
   /** Renews the lease of `messageId` until `release`; `onLost` runs if it is ended elsewhere. */
@@ -89,9 +86,17 @@ export class ResponseLeases {
     }
   }
 
-  /** Reconciles now, then renews and reconciles every third of a lease until `stop`. */
-  async start(): Promise<void> {
-    await this.endAbandoned();
+  /**
+   * Reconciles now, then renews and reconciles every third of a lease until `stop`. A round that
+   * fails (the database unreachable, not migrated) is told to `onError`; the next one retries.
+   */
+  async start(onError: (error: unknown) => void): Promise<void> {
+    this.#onError = onError;
+    try {
+      await this.endAbandoned();
+    } catch (error) {
+      onError(error);
+    }
     if (this.#timer !== undefined) return;
     this.#timer = setInterval(
       () => {

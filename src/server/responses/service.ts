@@ -106,14 +106,11 @@ export class ResponsesService {
   constructor(
     private readonly store: GatewayMessageStore,
     private readonly upstream: UpstreamConfig,
-    options: { readonly onLeaseError?: (error: unknown) => void } = {},
   ) {
-    this.leases = new ResponseLeases(store.database, {
-      ...(upstream.responseLeaseMs === undefined
-        ? {}
-        : { leaseMilliseconds: upstream.responseLeaseMs }),
-      ...(options.onLeaseError === undefined ? {} : { onError: options.onLeaseError }),
-    });
+    this.leases = new ResponseLeases(
+      store.database,
+      upstream.responseLeaseMs === undefined ? {} : { leaseMilliseconds: upstream.responseLeaseMs },
+    );
     this.#sanitizer = upstreamErrorSanitizer(upstream);
   }
 

@@ -89,7 +89,12 @@ export function registerResponseRoutes(app: FastifyInstance, service: ResponsesS
 
   // Reconciles abandoned responses at start, then renews and reconciles every third of a lease.
   app.addHook("onReady", async () => {
-    await service.leases.start();
+    await service.leases.start((error) =>
+      app.log.warn(
+        { err: error },
+        "ending abandoned responses failed; retried every third of a lease",
+      ),
+    );
   });
   app.addHook("onClose", async () => {
     await service.leases.stop();
