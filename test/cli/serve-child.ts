@@ -25,9 +25,10 @@ export async function startServeChild(
   args: readonly string[],
   env: Record<string, string>,
   command: readonly string[] = [BIN, "serve"],
+  cwd: string = ROOT,
 ): Promise<ServeChild> {
   const child = spawn(process.execPath, [...command, "--port", "0", ...args], {
-    cwd: ROOT,
+    cwd,
     env: { VERBATIM_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

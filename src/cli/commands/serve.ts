@@ -96,6 +96,9 @@ export const serve: Command = {
       await echo?.close();
       throw listenFailure(error, host, port);
     }
+    // Listen for the signals before the banner: a supervisor may stop the server as soon as it
+    // reads the banner, and a signal without a listener ends the process at once.
+    const stopSignal = shutdownSignal();
     const location = server.database.location;
     const where = location.dialect === "sqlite" ? location.path : "PostgreSQL";
     io.stdout(
@@ -113,7 +116,7 @@ export const serve: Command = {
         "",
       ].join("\n"),
     );
-    const signal = await shutdownSignal();
+    const signal = await stopSignal;
     logger.info({ signal }, "shutting down: finishing in-flight requests");
     await server.close();
     await echo?.close();
