@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { VerbatimError } from "../../core/errors.js";
+import { isStorableText } from "../../core/stored-text.js";
 
 /** Opaque list cursors: the offset of the next page, base64url-encoded. */
 export function encodeCursor(offset: number): string {
@@ -36,7 +37,15 @@ export const pageLimitBytesSchema = z.coerce
   );
 
 export const listQuerySchema = z.object({
-  subject_uid: z.string().min(1).max(200).optional(),
+  subject_uid: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine(
+      isStorableText,
+      "a subject is well-formed Unicode without U+0000 (NUL), as every stored string (docs/server.md)",
+    )
+    .optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(100).optional(),
 });
