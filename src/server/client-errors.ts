@@ -41,8 +41,10 @@ export function clientErrorOf(error: NodeJS.ErrnoException): VerbatimError {
 /** Fastify's `clientErrorHandler`: the reply in the error shape, then the socket is closed. */
 export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
-  // Nothing was read on a socket that is closed before sending anything: no reply is owed.
-  if (socket.writable && socket.bytesRead > 0) {
+  // Nothing was read on a socket that is closed before sending anything: no reply is owed; and
+  // a reply already under way on the socket is not interrupted by a second one (as Node does).
+  const underWay = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && socket.bytesRead > 0 && underWay?.headersSent !== true) {
     socket.end(rawErrorResponse(clientErrorOf(error), randomUUID()));
     socket.destroySoon();
     return;

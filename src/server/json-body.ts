@@ -68,8 +68,15 @@ function unsupported(message: string, where: string): VerbatimError {
   });
 }
 
-/** onRequest check of the body's declared encoding, before a byte of it is read. */
+/**
+ * The check of a body's declared encoding (preParsing: after authentication, before a byte of
+ * the body is read); a request without a body is not concerned.
+ */
 export function declaredEncodingProblem(request: FastifyRequest): VerbatimError | undefined {
+  const length = request.headers["content-length"];
+  const hasBody =
+    request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  if (!hasBody) return undefined;
   const coding = request.headers["content-encoding"];
   if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
     return unsupported(

@@ -115,6 +115,13 @@ describeEachDialect("invalid UTF-8 in a body", (getDatabase) => {
     expect(gzip.statusCode).toBe(415);
     expect(gzip.json().error.where).toBe("Content-Encoding header");
     expect(await jobCount()).toBe(before);
+    // A request without a body is not concerned by its Content-Type.
+    const read = await server.app.inject({
+      method: "GET",
+      url: "/v1/responses/msg_0000000000000000000000missing",
+      headers: { ...caller, "content-type": "application/json; charset=iso-8859-1" },
+    });
+    expect(read.statusCode).toBe(404);
   });
 
   it("takes UTF-8 declared or not (charset=utf-8 in any case)", async () => {
