@@ -33,6 +33,12 @@ export function checkingIntervalMs(timeouts: ServerTimeouts): number {
   );
 }
 
+const optionNames = {
+  headersMs: "timeouts.headersMs",
+  bodyMs: "timeouts.bodyMs",
+  idleMs: "timeouts.idleMs",
+};
+
 function positive(name: string, value: number): number {
   if (value < 1) {
     throw new VerbatimError("invalid_argument", `${name} must be at least 1 (milliseconds)`, {
@@ -60,12 +66,6 @@ export function checkTimeouts(timeouts: ServerTimeouts, names = optionNames): Se
   }
   return timeouts;
 }
-
-const optionNames = {
-  headersMs: "timeouts.headersMs",
-  bodyMs: "timeouts.bodyMs",
-  idleMs: "timeouts.idleMs",
-};
 
 const envNames = {
   headersMs: "VERBATIM_HEADERS_TIMEOUT_MS",
