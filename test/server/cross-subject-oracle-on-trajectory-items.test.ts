@@ -26,6 +26,8 @@ const missing = {
 
 interface Probe {
   readonly name: string;
+  /** The route as docs/openapi.json names it. */
+  readonly route: string;
   readonly method: "GET" | "POST";
   /** The request for an id (the other subject's, or a missing one). */
   readonly url: (id: string) => string;
@@ -121,18 +123,28 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
   const probes: Probe[] = [
     {
       name: "read a response",
+      route: "GET /v1/responses/{id}",
       kind: "response",
       method: "GET",
       url: (id) => `/v1/responses/${id}`,
     },
     {
       name: "a response's input items",
+      route: "GET /v1/responses/{id}/input_items",
       kind: "response",
       method: "GET",
       url: (id) => `/v1/responses/${id}/input_items`,
     },
     {
+      name: "cancel a response",
+      route: "POST /v1/responses/{id}/cancel",
+      kind: "response",
+      method: "POST",
+      url: (id) => `/v1/responses/${id}/cancel`,
+    },
+    {
       name: "continue a response",
+      route: "POST /v1/responses",
       kind: "response",
       method: "POST",
       url: () => "/v1/responses",
@@ -140,6 +152,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "compress with a summary",
+      route: "POST /v1/responses/{id}/compress",
       kind: "response",
       method: "POST",
       url: (id) => `/v1/responses/${id}/compress`,
@@ -147,6 +160,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "compress with a model",
+      route: "POST /v1/responses/{id}/compress",
       kind: "response",
       method: "POST",
       url: (id) => `/v1/responses/${id}/compress`,
@@ -154,6 +168,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "create a job for a conversation",
+      route: "POST /v1/background-agent-jobs",
       kind: "conversation",
       method: "POST",
       url: () => "/v1/background-agent-jobs",
@@ -161,6 +176,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "claim a conversation's wake events",
+      route: "POST /v1/background-agent-jobs/wake-events/claim",
       kind: "conversation",
       method: "POST",
       url: () => "/v1/background-agent-jobs/wake-events/claim",
@@ -168,12 +184,14 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "read a job",
+      route: "GET /v1/background-agent-jobs/{id}",
       kind: "job",
       method: "GET",
       url: (id) => `/v1/background-agent-jobs/${id}`,
     },
     {
       name: "start an attempt",
+      route: "POST /v1/background-agent-jobs/{id}/attempts",
       kind: "job",
       method: "POST",
       url: (id) => `/v1/background-agent-jobs/${id}/attempts`,
@@ -181,6 +199,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "finish a job",
+      route: "POST /v1/background-agent-jobs/{id}/finish",
       kind: "job",
       method: "POST",
       url: (id) => `/v1/background-agent-jobs/${id}/finish`,
@@ -188,6 +207,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "start a turn",
+      route: "POST /v1/background-agent-jobs/{id}/turns",
       kind: "job",
       method: "POST",
       url: (id) => `/v1/background-agent-jobs/${id}/turns`,
@@ -197,6 +217,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "append an item under a key the turn holds, with another item",
+      route: "POST /v1/background-agent-job-turns/{id}/items",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/items`,
@@ -206,6 +227,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "append an item under a key the turn holds, with the same item",
+      route: "POST /v1/background-agent-job-turns/{id}/items",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/items`,
@@ -215,6 +237,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "append an item under a new key",
+      route: "POST /v1/background-agent-job-turns/{id}/items",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/items`,
@@ -224,6 +247,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "steer with a key the turn holds, with another item",
+      route: "POST /v1/background-agent-job-turns/{id}/steer",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/steer`,
@@ -233,6 +257,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "steer with the same item",
+      route: "POST /v1/background-agent-job-turns/{id}/steer",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/steer`,
@@ -244,6 +269,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "finish a turn",
+      route: "POST /v1/background-agent-job-turns/{id}/finish",
       kind: "turn",
       method: "POST",
       url: (id) => `/v1/background-agent-job-turns/${id}/finish`,
@@ -251,6 +277,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "console: a conversation's messages from an anchor of another subject",
+      route: "GET /ai-gateway/conversations/{id}/messages",
       kind: "anchor",
       operator: true,
       method: "GET",
@@ -259,6 +286,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "console: the model-visible view from an anchor of another subject",
+      route: "GET /ai-gateway/conversations/{id}/messages",
       kind: "anchor",
       operator: true,
       method: "GET",
@@ -267,6 +295,7 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     },
     {
       name: "console: a conversation's messages from an anchor of another conversation",
+      route: "GET /ai-gateway/conversations/{id}/messages",
       kind: "otherConversationAnchor",
       operator: true,
       method: "GET",
@@ -321,6 +350,25 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
       })
     ).json();
     expect(after).toEqual(before);
+  });
+
+  it("the sweep covers every caller route that takes an id (in its path or its body)", () => {
+    const spec = server.app.swagger() as {
+      paths: Record<string, Record<string, { requestBody?: unknown }>>;
+    };
+    const swept = new Set(probes.map((probe) => probe.route));
+    const takingIds: string[] = [];
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      if (!path.startsWith("/v1/")) continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const body = JSON.stringify(operation.requestBody ?? {});
+        if (path.includes("{id}") || /"[a-z_]*_id"/.test(body)) {
+          takingIds.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    expect(takingIds.length).toBeGreaterThan(10);
+    expect(takingIds.filter((route) => !swept.has(route))).toEqual([]);
   });
 
   it("the owner still gets the conflict for a key its turn holds (the check is not lost)", async () => {
