@@ -2,6 +2,7 @@ import { errorCodeGroups } from "../src/core/error-codes.js";
 import { openApiJson } from "../src/server/openapi.js";
 import type { ErrorCodeDefinition } from "../src/core/codes/define.js";
 import { formatJsonSchema } from "../src/format/json-schema.js";
+import { apiMarkdown } from "./api-surface.js";
 
 /** A checked-in file generated from code, with a drift test (test/generated-documents.test.ts). */
 export interface GeneratedDocument {
@@ -49,5 +50,6 @@ export function generatedDocuments(): GeneratedDocument[] {
       content: () => JSON.stringify(formatJsonSchema(), null, 2) + "\n",
     },
     { path: "docs/openapi.json", content: openApiJson },
+    { path: "docs/api.md", content: () => apiMarkdown() },
   ];
 }
