@@ -47,6 +47,11 @@ export interface ServerOptions {
    * `authentication_rate_limited` for any credential. `false` turns it off.
    */
   readonly failedAuthenticationLimit?: RateLimitOptions | false;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, or
+   * `loopback`, `linklocal`, `uniquelocal`); by default the client is the connection's peer.
+   */
+  readonly trustedProxies?: readonly string[];
   /** Header, body and idle timeouts (docs/server.md, "Timeouts"); defaults DEFAULT_TIMEOUTS. */
   readonly timeouts?: Partial<ServerTimeouts>;
   /** Upstream model providers for POST /v1/responses (default: none configured). */
@@ -100,6 +105,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     },
     requestTimeout: timeouts.bodyMs,
     keepAliveTimeout: timeouts.idleMs,
+    ...(options.trustedProxies === undefined || options.trustedProxies.length === 0
+      ? {}
+      : { trustProxy: [...options.trustedProxies] }),
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     // The 503 of a closing server is answered below, in the error shape.

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { VerbatimError } from "../core/errors.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 
 /**
@@ -49,4 +50,35 @@ export class FailedAuthenticationLimit {
   recordFailure(address: string): void {
     this.#buckets.take(clientAddressKey(address));
   }
+}
+
+const PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/**
+ * VERBATIM_TRUST_PROXY: the reverse proxies whose `X-Forwarded-For` names the client (a comma
+ * list of addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`); undefined when
+ * unset. Without it the client is the connection's peer.
+ */
+export function trustedProxiesFromEnv(
+  env: Readonly<Record<string, string | undefined>> | undefined,
+): readonly string[] | undefined {
+  const name = "VERBATIM_TRUST_PROXY";
+  const text = env?.[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  const entries = text.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = "", prefix, extra] = entry.split("/");
+    const width = isIP(address) === 4 ? 32 : isIP(address) === 6 ? 128 : 0;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= width);
+    if (PROXY_NAMES.has(entry) || (width > 0 && prefixOk && extra === undefined)) continue;
+    throw new VerbatimError(
+      "invalid_argument",
+      `${name} must list proxy addresses, not "${entry}"`,
+      {
+        where: name,
+        hint: `Set ${name} to a comma list of addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1), or loopback, linklocal, uniquelocal; or unset it (docs/server.md)`,
+      },
+    );
+  }
+  return entries;
 }

@@ -17,7 +17,10 @@ import {
   DEFAULT_MESSAGE_CACHE_MB,
   DEFAULT_RATE_LIMIT,
 } from "./app.js";
-import { DEFAULT_FAILED_AUTHENTICATION_LIMIT } from "./failed-authentication.js";
+import {
+  DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+  trustedProxiesFromEnv,
+} from "./failed-authentication.js";
 import type { RateLimitOptions } from "./rate-limit.js";
 import { timeoutsFromEnv } from "./timeouts.js";
 import { upstreamConfigFromEnv } from "./upstream/config.js";
@@ -95,11 +98,13 @@ export async function openStore(
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   // Settings from the environment first: a typo stops the start before the database is touched.
+  const trustedProxies = trustedProxiesFromEnv(env);
   const settings = {
     upstream: upstreamConfigFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
     failedAuthenticationLimit: failedAuthenticationLimitFromEnv(env),
     timeouts: timeoutsFromEnv(env),
+    ...(trustedProxies === undefined ? {} : { trustedProxies }),
     bodyLimitBytes:
       wholeNumberFromEnv(env, "VERBATIM_BODY_LIMIT_BYTES") ?? DEFAULT_BODY_LIMIT_BYTES,
     messageCacheBytes:

@@ -40,8 +40,8 @@ const optionNames = {
 };
 
 function positive(name: string, value: number): number {
-  if (value < 1) {
-    throw new VerbatimError("invalid_argument", `${name} must be at least 1 (milliseconds)`, {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new VerbatimError("invalid_argument", `${name} must be a whole number of milliseconds of 1 or more, not ${value}`, {
       where: name,
       hint: `Set ${name} to a number of milliseconds of 1 or more, or unset it for the default (docs/server.md, Timeouts)`,
     });

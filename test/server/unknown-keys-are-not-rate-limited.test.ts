@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isVerbatimError } from "../../src/core/errors.js";
-import { clientAddressKey } from "../../src/server/failed-authentication.js";
+import { clientAddressKey, trustedProxiesFromEnv } from "../../src/server/failed-authentication.js";
 import { startServer } from "../../src/server/serve.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";
@@ -34,6 +34,22 @@ describe("client addresses", () => {
     }).catch((caught: unknown) => caught);
     expect(isVerbatimError(error) && error.code).toBe("invalid_argument");
     expect(isVerbatimError(error) && error.where).toBe("VERBATIM_FAILED_AUTH_LIMIT_PER_MINUTE");
+  });
+});
+
+describe("VERBATIM_TRUST_PROXY", () => {
+  it("takes addresses, CIDR ranges and proxy-addr's names; refuses anything else", () => {
+    expect(trustedProxiesFromEnv({})).toBeUndefined();
+    expect(
+      trustedProxiesFromEnv({
+        VERBATIM_TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,::1,fd00::/8,loopback",
+      }),
+    ).toEqual(["10.0.0.0/8", "127.0.0.1", "::1", "fd00::/8", "loopback"]);
+    for (const text of ["nginx", "10.0.0.0/33", "10.0.0.1/8/2", "true", "1"]) {
+      expect(() => trustedProxiesFromEnv({ VERBATIM_TRUST_PROXY: text }), text).toThrow(
+        /VERBATIM_TRUST_PROXY must list proxy addresses/,
+      );
+    }
   });
 });
 
@@ -123,5 +139,36 @@ describeEachDialect("failed authentications per client address", (getDatabase) =
     }
     expect((await call("2001:db8:7:7::ff", "Bearer vbk_guess")).statusCode).toBe(429);
     expect((await call("2001:db8:7:8::1", valid.authorization)).statusCode).toBe(404);
+  });
+
+  it("behind a trusted proxy the client is X-Forwarded-For's; from anyone else the header is ignored", async () => {
+    const proxied = await testServer(getDatabase(), {
+      failedAuthenticationLimit: { perMinute: PER_MINUTE, burst: BURST },
+      trustedProxies: ["10.9.0.0/16"],
+    });
+    try {
+      const via = (forwardedFor: string, authorization: string, remoteAddress = "10.9.0.5") =>
+        proxied.app.inject({
+          method: "GET",
+          url: "/v1/responses/msg_x",
+          remoteAddress,
+          headers: { authorization, "x-forwarded-for": forwardedFor },
+        });
+      for (let attempt = 0; attempt < BURST; attempt++) {
+        expect((await via("203.0.113.50", "Bearer vbk_guess")).statusCode).toBe(401);
+      }
+      expect((await via("203.0.113.50", "Bearer vbk_guess")).statusCode).toBe(429);
+      // Another client behind the same proxy is unaffected.
+      expect((await via("203.0.113.51", valid.authorization)).statusCode).toBe(404);
+      // An untrusted peer cannot choose its address with the header: it is counted itself.
+      for (let attempt = 0; attempt < BURST; attempt++) {
+        await via(`203.0.113.${100 + attempt}`, "Bearer vbk_guess", "198.51.100.77");
+      }
+      expect((await via("203.0.113.200", valid.authorization, "198.51.100.77")).statusCode).toBe(
+        429,
+      );
+    } finally {
+      await proxied.app.close();
+    }
   });
 });
