@@ -7,7 +7,9 @@
  * table (every documented route and method) with malformed inputs over a real socket, on both
  * databases, and checks each reply.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { allErrorCodes, httpStatusOf, type ErrorCode } from "../../src/core/error-codes.js";
@@ -195,5 +197,37 @@ describeEachDialect("error replies in the documented shape", (getDatabase) => {
     await send("not HTTP", Buffer.from("hello there\r\n\r\n"), 400);
     await send("Expect", requestText("GET", "/healthz", { Expect: "something-else" }), 417);
     await send("OPTIONS", requestText("OPTIONS", "/v1/responses"), 405);
+  });
+
+  it("the console page's routes (hidden from the OpenAPI document) answer in the shape too", async () => {
+    const webRoot = mkdtempSync(join(tmpdir(), "verbatim-web-"));
+    mkdirSync(join(webRoot, "assets"));
+    writeFileSync(join(webRoot, "index.html"), "<!doctype html><title>console</title>");
+    writeFileSync(join(webRoot, "assets", "app.js"), "export {};");
+    const web = await testServer(getDatabase(), { webRoot });
+    try {
+      await web.app.listen({ host: "127.0.0.1", port: 0 });
+      const webPort = (web.app.server.address() as { port: number }).port;
+      const check = async (label: string, request: Buffer, status: number) =>
+        expectErrorShape(await rawRequest(webPort, request), label, status);
+      expect((await rawRequest(webPort, requestText("GET", "/assets/app.js"))).status).toBe(200);
+      await check("missing asset", requestText("GET", "/assets/missing.js"), 404);
+      await check(
+        "asset outside the root",
+        requestText("GET", "/assets/..%2F..%2Fpackage.json"),
+        404,
+      );
+      await check("NUL in an asset", requestText("GET", "/assets/a%00.js"), 404);
+      await check("bad encoding in an asset", requestText("GET", "/assets/%zz"), 400);
+      await check(
+        "POST to the page",
+        requestText("POST", "/", { "Content-Type": "application/json" }, "{}"),
+        405,
+      );
+      await check("DELETE of an asset", requestText("DELETE", "/assets/app.js"), 405);
+    } finally {
+      await web.app.close();
+      rmSync(webRoot, { recursive: true, force: true });
+    }
   });
 });
