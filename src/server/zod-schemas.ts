@@ -66,13 +66,35 @@ function specificIssue(issue: z.core.$ZodIssue, base: readonly PropertyKey[] = [
   return { path, message: issue.message };
 }
 
+/** Top-level fields that name a stored thing (`id`, `…_id`, `anchor`): lookups, not writes. */
+function namesAnId(field: string): boolean {
+  return field === "id" || field.endsWith("_id") || field === "anchor";
+}
+
+/**
+ * The body without its top-level string id fields: an id names a record, it is not written,
+ * and one of another shape is answered 404 like a missing id by the id-shape check
+ * (src/server/id-shape.ts), not 400 here.
+ */
+function withoutIdFields(data: unknown): unknown {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return data;
+  const entries = Object.entries(data).filter(
+    ([field, value]) => !(namesAnId(field) && typeof value === "string"),
+  );
+  if (entries.length === Object.keys(data).length) return data;
+  const copy: Record<string, unknown> = {};
+  for (const [field, value] of entries)
+    Object.defineProperty(copy, field, { value, enumerable: true });
+  return copy;
+}
+
 /**
  * A body string that breaks the stored-text rule (src/core/stored-text.ts), as the error its
  * route answers: checked on the body as parsed, before the schema (which could drop a
  * `__proto__` key) and before the handler (so before any read, write or upstream call).
  */
 function storedTextRefusal(data: unknown): RequestValidationError | undefined {
-  const fault = findStoredTextFault(data);
+  const fault = findStoredTextFault(withoutIdFields(data));
   if (fault === undefined) return undefined;
   return new RequestValidationError(
     new VerbatimError("invalid_request", describeStoredTextFault(fault), {

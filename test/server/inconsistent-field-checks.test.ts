@@ -197,6 +197,29 @@ describeEachDialect("inconsistent field checks", (getDatabase) => {
     expect(await messageRows()).toBe(rows);
   });
 
+  it("an id field of a body that breaks the rule names nothing: 404 like a missing id, not 400", async () => {
+    const rows = await messageRows();
+    const calls = upstream.requests.length;
+    const replies = [
+      await send("/v1/responses", {
+        model: MODEL,
+        input: "Hi",
+        previous_response_id: "msg_\u0000",
+      }),
+      await send("/v1/background-agent-jobs", { conversation_id: "conv_\ud800" }),
+      await send("/v1/background-agent-jobs/wake-events/claim", {
+        conversation_id: "conv_\u0000",
+        consumer: "worker",
+      }),
+    ];
+    for (const reply of replies) {
+      expect(reply.statusCode).toBe(404);
+      expect(reply.json().error.where).toMatch(/^body\.[a-z_]*id$/);
+    }
+    expect(upstream.requests.length).toBe(calls);
+    expect(await messageRows()).toBe(rows);
+  });
+
   it("the store applies the same rule to every field when called as a library, before any write", async () => {
     const store = new GatewayMessageStore(getDatabase());
     const rows = await messageRows();
