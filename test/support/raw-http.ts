@@ -46,7 +46,7 @@ function parseReply(bytes: Buffer): Pick<RawReply, "status" | "headers" | "body"
 export function rawExchange(
   port: number,
   write: (socket: Socket) => void,
-  waitMs = 5_000,
+  waitMs = 10_000,
 ): Promise<RawReply> {
   return new Promise((resolve) => {
     const socket = connect(port, "127.0.0.1");
@@ -75,7 +75,7 @@ export function rawExchange(
 }
 
 /** Sends one request (text or bytes) and reads the reply until the server closes. */
-export function rawRequest(port: number, request: string | Buffer, waitMs = 5_000) {
+export function rawRequest(port: number, request: string | Buffer, waitMs = 10_000) {
   return rawExchange(port, (socket) => socket.write(request), waitMs);
 }
 
