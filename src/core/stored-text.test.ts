@@ -52,6 +52,15 @@ describe("the stored-text rule", () => {
     expect(findStoredTextFault(deep)?.path.length).toBe(100_000);
   });
 
+  it("walks a value with a cycle or a shared part once, and still finds a fault in it", () => {
+    const shared = { text: "fine" };
+    const cyclic: Record<string, unknown> = { a: shared, b: shared };
+    cyclic["self"] = cyclic;
+    expect(findStoredTextFault(cyclic)).toBeUndefined();
+    cyclic["bad"] = ["x\u0000"];
+    expect(findStoredTextFault(cyclic)?.path).toEqual(["bad", 0]);
+  });
+
   it("a string is storable exactly when it is well-formed and has no NUL", () => {
     fc.assert(
       fc.property(anyText({ maxLength: 20 }), (text) => {

@@ -83,6 +83,9 @@ export function findStoredTextFault(value: unknown): StoredTextFault | undefined
     return path.reverse();
   };
   const stack: Entry[] = [{ value, parent: undefined, segment: undefined }];
+  // Each array or object is walked once: a value shared in two places, or a cycle a library
+  // caller passed (which JSON refuses later), costs no second walk and never loops.
+  const seen = new Set<object>();
   while (stack.length > 0) {
     const entry = stack.pop();
     if (entry === undefined) break;
@@ -92,7 +95,8 @@ export function findStoredTextFault(value: unknown): StoredTextFault | undefined
       if (found !== undefined) return { path: pathOf(entry), ...found, inKey: false };
       continue;
     }
-    if (typeof current !== "object" || current === null) continue;
+    if (typeof current !== "object" || current === null || seen.has(current)) continue;
+    seen.add(current);
     if (Array.isArray(current)) {
       for (let index = current.length - 1; index >= 0; index--) {
         stack.push({ value: current[index] as unknown, parent: entry, segment: index });
