@@ -47,6 +47,10 @@ export interface BackgroundAgentJobTurnItemTable {
   readonly turn_id: string;
   readonly position: number;
   readonly revision: number;
+  /**
+   * Unique within the turn and compared in SQL, so it follows the stored-text rule
+   * (src/core/stored-text.ts): two lone surrogates would otherwise be stored as one U+FFFD.
+   */
   readonly item_key: string;
   /** JSON text: one sanitized semantic item (src/trajectory). */
   readonly item: string;
