@@ -18,7 +18,13 @@ import {
   type MessageRow,
 } from "../store/repositories/gateway-messages.js";
 import { inTransaction } from "../store/transaction.js";
-import { appendChain, type AppendPlan, type PreparedMessage } from "./append.js";
+import { appendChain, type AppendPlan } from "./append.js";
+import {
+  prepareAppend,
+  type AppendInput,
+  type AppendMessageInput,
+  type PreparedAppend,
+} from "./prepare-append.js";
 import { requestFingerprint, type IdempotentOperation } from "./idempotency.js";
 import type {
   CallerMetadata,
@@ -27,7 +33,6 @@ import type {
   GatewayFacts,
   GatewayMessage,
   GatewayMessageMetadata,
-  GatewayMessageStatus,
   RequestSettings,
 } from "./message-types.js";
 import { MessageCache } from "./message-cache.js";
@@ -42,71 +47,19 @@ import {
 } from "./rows.js";
 import {
   DEFAULT_GATEWAY_LIMITS,
-  appendMessageSchema,
   checkCallerMetadata,
   finalStatusSchema,
   idSchema,
-  idempotencyKeySchema,
   parseBlocks,
   parseGatewayFacts,
   parseOrThrow,
   serializeContent,
-  serializeRequestSettings,
   subjectSchema,
   type GatewayLimits,
 } from "./validation.js";
 import { z } from "zod";
 
-/** One message to append (validated: see docs/store.md). */
-export interface AppendMessageInput {
-  readonly role: "user" | "assistant" | "tool";
-  /** Defaults from the role: user, assistant, tool_result. */
-  readonly type?: "user" | "assistant" | "tool_result";
-  readonly content: readonly Block[];
-  /** Default `completed`; `in_progress` only for the last message of a write. */
-  readonly status?: GatewayMessageStatus;
-  /** The caller's string pairs (B5). */
-  readonly metadata?: CallerMetadata;
-  /** Facts the gateway owns (model, provider, usage, provider response id). */
-  readonly gateway?: GatewayFacts;
-  /** A response message's request settings, given back by `getRequestSettings`. */
-  readonly request?: RequestSettings;
-  /**
-   * An in_progress message's lease: it is held this long from the write, renewed with
-   * `renewLeases`; once past, `endAbandoned` ends it `incomplete` (docs/server.md).
-   */
-  readonly leaseMilliseconds?: number;
-}
-
-export interface AppendInput {
-  /** The anchor this write continues, or null to start a chain. */
-  readonly previousMessageId: string | null;
-  /** Needed to start a new chain in an existing conversation; checked against the anchor. */
-  readonly conversationId?: string;
-  readonly messages: readonly AppendMessageInput[];
-  /** Metadata of the conversation a write without anchor and conversation creates. */
-  readonly conversationMetadata?: CallerMetadata;
-  readonly idempotencyKey?: string;
-}
-
-/** A message to append and its lease, apart (the lease is not stored with the message). */
-function withoutLease(raw: unknown): { leaseMilliseconds: unknown; fields: unknown } {
-  if (typeof raw !== "object" || raw === null || !("leaseMilliseconds" in raw)) {
-    return { leaseMilliseconds: undefined, fields: raw };
-  }
-  const { leaseMilliseconds, ...fields } = raw as Record<string, unknown>;
-  return { leaseMilliseconds, fields };
-}
-
-/** An append checked by `prepareAppend`, ready for `appendPrepared`. */
-export interface PreparedAppend {
-  readonly subjectUid: string;
-  readonly request: z.output<typeof appendInputSchema>;
-  readonly messages: readonly PreparedMessage[];
-  /** Each message's lease in milliseconds, when it has one. */
-  readonly leases: readonly (number | undefined)[];
-  readonly conversationMetadata: CallerMetadata;
-}
+export type { AppendInput, AppendMessageInput, PreparedAppend } from "./prepare-append.js";
 
 export interface FinishInput {
   readonly status: FinalStatus;
@@ -138,14 +91,6 @@ export interface GatewayMessageStoreOptions {
 const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
 /** In_progress messages remembered for a one-statement finish (the oldest are forgotten). */
 const MAX_REMEMBERED_STARTS = 10_000;
-
-const appendInputSchema = z.strictObject({
-  previousMessageId: idSchema.nullable(),
-  conversationId: idSchema.optional(),
-  messages: z.array(z.unknown()).min(1, "expected at least one message"),
-  conversationMetadata: z.unknown().optional(),
-  idempotencyKey: idempotencyKeySchema.optional(),
-});
 
 /**
  * The gateway's conversation message store (SPEC B1, B3–B6, B13) over one database: chains of
@@ -238,67 +183,7 @@ export class GatewayMessageStore {
    * also calls a model checks the write first, so a refused request never reaches the model.
    */
   prepareAppend(subjectUid: string, input: AppendInput): PreparedAppend {
-    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const request = parseOrThrow(appendInputSchema, input, "");
-    if (request.messages.length > this.limits.maxMessagesPerWrite) {
-      throw new VerbatimError(
-        "gateway_content_too_large",
-        `a write appends at most ${this.limits.maxMessagesPerWrite} messages, got ${request.messages.length}`,
-        { where: "messages", hint: "Split the write; nothing was written" },
-      );
-    }
-    const leases: (number | undefined)[] = [];
-    const messages = request.messages.map((raw, index) => {
-      const where = `messages[${index}]`;
-      const { leaseMilliseconds, fields } = withoutLease(raw);
-      const message = parseOrThrow(appendMessageSchema, fields, where);
-      if (message.status === "in_progress" && index !== request.messages.length - 1) {
-        throw new VerbatimError(
-          "gateway_input_invalid",
-          "only the last message of a write can be in_progress",
-          { where: `${where}.status`, hint: "Append the messages after it once it is finished" },
-        );
-      }
-      if (leaseMilliseconds !== undefined) {
-        if (
-          message.status !== "in_progress" ||
-          typeof leaseMilliseconds !== "number" ||
-          !Number.isInteger(leaseMilliseconds) ||
-          leaseMilliseconds < 1
-        ) {
-          throw new VerbatimError(
-            "gateway_input_invalid",
-            "a lease is a positive whole number of milliseconds, on an in_progress message only",
-            { where: `${where}.leaseMilliseconds`, hint: "Lease the in_progress message only" },
-          );
-        }
-      }
-      leases.push(leaseMilliseconds);
-      const metadataValue = {
-        caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
-        gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),
-      };
-      const prepared: PreparedMessage = {
-        type: message.type,
-        role: message.role,
-        status: message.status ?? "completed",
-        content: serializeContent(message.content, message.role, this.limits, `${where}.content`),
-        blocks: message.content,
-        metadata: JSON.stringify(metadataValue),
-        metadataValue,
-        startsContext: false,
-        request:
-          message.request === undefined
-            ? null
-            : serializeRequestSettings(message.request, this.limits, `${where}.request`),
-      };
-      return prepared;
-    });
-    const conversationMetadata = checkCallerMetadata(
-      request.conversationMetadata,
-      "conversationMetadata",
-    );
-    return { subjectUid: subject, request, messages, leases, conversationMetadata };
+    return prepareAppend(subjectUid, input, this.limits);
   }
 
   /** Writes an append `prepareAppend` checked (B4). */
