@@ -5,6 +5,7 @@ import { conversationCodes } from "./codes/conversation.js";
 import { formatCodes } from "./codes/format.js";
 import { gatewayCodes } from "./codes/gateway.js";
 import { generalCodes } from "./codes/general.js";
+import { pricingCodes } from "./codes/pricing.js";
 import { providersCodes } from "./codes/providers.js";
 import { serverCodes } from "./codes/server.js";
 import { storeCodes } from "./codes/store.js";
@@ -15,6 +16,7 @@ export const errorCodeGroups = {
   general: generalCodes,
   format: formatCodes,
   archive: archiveCodes,
+  pricing: pricingCodes,
   providers: providersCodes,
   conversation: conversationCodes,
   "cli-agents": cliAgentsCodes,

@@ -88,4 +88,26 @@ export const gatewayCodes = defineCodes([
     meaning: "The job has used every attempt its retry budget allows (retry budget + 1).",
     remedy: "Create a new job with a larger retry budget if the work must be tried again.",
   },
+  {
+    code: "store_row_invalid",
+    httpStatus: 500,
+    meaning:
+      "A stored row does not have the shape verbatim writes: it was changed outside verbatim.",
+    remedy: "Restore the row from a backup; the message names the table and the row.",
+  },
+  {
+    code: "trajectory_row_invalid",
+    httpStatus: 400,
+    meaning:
+      "A stored trajectory row (or an item to append) does not match the row or item schema of docs/trajectories.md.",
+    remedy: "Fix the reported field (the line number is given for JSON Lines input).",
+  },
+  {
+    code: "trajectory_item_key_conflict",
+    httpStatus: 409,
+    meaning:
+      "An item was appended with an item key the turn already holds for a different item; stored items are never rewritten.",
+    remedy:
+      "Use a new item key for a new item; repeat a key only to retry the same append (then it is idempotent).",
+  },
 ]);

@@ -82,10 +82,4 @@ export const providersCodes = defineCodes([
     remedy:
       "Pass two request bodies of one provider, as sent (e.g. the output of verbatim render).",
   },
-  {
-    code: "pricing_table_invalid",
-    httpStatus: 500,
-    meaning: "A bundled pricing data table (context windows, image prices) does not validate.",
-    remedy: "Fix the data file named in the message; each row needs the fields documented in it.",
-  },
 ]);

@@ -30,11 +30,4 @@ export const storeCodes = defineCodes([
       "The database holds a migration this version of verbatim does not know: it was written by a newer version.",
     remedy: "Upgrade verbatim to the version that wrote the database.",
   },
-  {
-    code: "store_row_invalid",
-    httpStatus: 500,
-    meaning:
-      "A stored row does not have the shape verbatim writes: it was changed outside verbatim.",
-    remedy: "Restore the row from a backup; the message names the table and the row.",
-  },
 ]);
