@@ -117,8 +117,26 @@ export function upstreamConfigFromEnv(
     timeoutMs: positiveInteger(env, "VERBATIM_UPSTREAM_TIMEOUT_MS", 120_000),
     maxRetries: positiveInteger(env, "VERBATIM_UPSTREAM_MAX_RETRIES", 2),
     defaultMaxOutputTokens: positiveInteger(env, "VERBATIM_DEFAULT_MAX_OUTPUT_TOKENS", 4096),
-    responseLeaseMs: positiveInteger(env, "VERBATIM_RESPONSE_LEASE_MS", 30_000),
+    responseLeaseMs: leaseMilliseconds(env),
   };
+}
+
+/** The shortest response lease: renewals every third of it must fit between two rounds. */
+const MIN_RESPONSE_LEASE_MS = 100;
+
+function leaseMilliseconds(env: Readonly<Record<string, string | undefined>>): number {
+  const value = positiveInteger(env, "VERBATIM_RESPONSE_LEASE_MS", 30_000);
+  if (value < MIN_RESPONSE_LEASE_MS) {
+    throw new VerbatimError(
+      "invalid_argument",
+      `VERBATIM_RESPONSE_LEASE_MS must be at least ${MIN_RESPONSE_LEASE_MS}, not ${value}`,
+      {
+        where: "VERBATIM_RESPONSE_LEASE_MS",
+        hint: 'Leave it unset for 30000 ms (docs/server.md, "Response lifecycle")',
+      },
+    );
+  }
+  return value;
 }
 
 export const NO_UPSTREAM: UpstreamConfig = {
