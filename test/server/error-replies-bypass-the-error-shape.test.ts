@@ -14,7 +14,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { allErrorCodes, httpStatusOf, type ErrorCode } from "../../src/core/error-codes.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-import { rawRequest, requestText, type RawReply } from "../support/raw-http.js";
+import { rawExchange, rawRequest, requestText, type RawReply } from "../support/raw-http.js";
 import { testServer, type TestServer } from "../support/server.js";
 
 const documentedCodes = readFileSync(new URL("../../docs/errors.md", import.meta.url), "utf8");
@@ -229,5 +229,39 @@ describeEachDialect("error replies in the documented shape", (getDatabase) => {
       await web.app.close();
       rmSync(webRoot, { recursive: true, force: true });
     }
+  });
+
+  it("a request that arrives while the server closes is refused (server_closing), never run", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let counted = 0;
+    const closing = await testServer(getDatabase(), {}, (app) => {
+      app.get("/test/hold", { schema: { hide: true } }, async () => {
+        await held;
+        return { held: true };
+      });
+      app.get("/test/count", { schema: { hide: true } }, async () => ({ count: ++counted }));
+    });
+    await closing.app.listen({ host: "127.0.0.1", port: 0 });
+    const closingPort = (closing.app.server.address() as { port: number }).port;
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    let closed: Promise<undefined> | undefined;
+    const exchange = rawExchange(closingPort, (socket) => {
+      socket.write("GET /test/hold HTTP/1.1\r\nHost: x\r\n\r\n");
+      void (async () => {
+        await pause(100);
+        closed = closing.app.close();
+        await pause(100);
+        // Pipelined behind the request in flight, after close() began.
+        socket.write("GET /test/count HTTP/1.1\r\nHost: x\r\n\r\n");
+        await pause(100);
+        release();
+      })();
+    });
+    const reply = await exchange;
+    await closed;
+    expect(reply.status).toBe(200);
+    expect(reply.headers["connection"]).toBe("close");
+    expect(counted).toBe(0);
   });
 });
