@@ -23,7 +23,7 @@ describe(
       const env = { ...withoutProviderKeys(process.env), VERBATIM_OPERATOR_TOKEN: "vop_start" };
       const server = await startServeChild([], env, [START], folder);
       try {
-        expect(server.stdout()).toMatch(/^npm start: no provider API key is set .*echo/);
+        expect(server.stdout()).toMatch(/^npm start: no provider API key is set .*echo/m);
         expect(server.stdout()).toContain("upstream: echo");
         const created = await runCli(
           ["keys", "create", "--db", "./.verbatim/verbatim.sqlite", "--subject", "s", "--json"],
@@ -50,6 +50,30 @@ describe(
         expect(server.stdout()).not.toContain("echo");
       } finally {
         expect(await server.stop()).toBe(0);
+      }
+    });
+  },
+);
+
+// Defect: `verbatim serve` printed its banner before it listened for SIGTERM, so a supervisor
+// that stopped it as soon as it read the banner killed it outright (no exit code, no clean
+// shutdown). It listens first: every stop is clean, exit 0. (In this file so that no two
+// `npm start` build the console page at once.)
+describe(
+  "serve stops cleanly on a SIGTERM sent the moment the banner is out",
+  { timeout: 180_000 },
+  () => {
+    let folder: string;
+    beforeAll(() => {
+      folder = mkdtempSync(join(tmpdir(), "verbatim-sigterm-"));
+    });
+    afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+    it("exits 0 every time (npm start, five rounds)", async () => {
+      const env = withoutProviderKeys(process.env);
+      for (let round = 0; round < 5; round++) {
+        const server = await startServeChild([], env, [START], folder);
+        expect(await server.stop(), `round ${round}`).toBe(0);
       }
     });
   },
