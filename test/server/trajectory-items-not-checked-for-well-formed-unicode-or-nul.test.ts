@@ -62,7 +62,7 @@ describeEachDialect(
     };
     const agent = (text: string) => ({ type: "agent_message", text });
 
-    it("the two lone-surrogate keys of the report are refused, and the console views still work", async () => {
+    it("B7 the two lone-surrogate keys of the report are refused, and the console views still work", async () => {
       const before = await counts();
       for (const key of ["key-\ud800", "key-\udfff"]) {
         const reply = await post(`/v1/background-agent-job-turns/${turnId}/items`, {
@@ -83,7 +83,7 @@ describeEachDialect(
       }
     });
 
-    it("every stored string of every job route: lone surrogates, NUL and __proto__ keys get 400, nothing written", async () => {
+    it("B7 every stored string of every job route: lone surrogates, NUL and __proto__ keys get 400, nothing written", async () => {
       const cases: { name: string; url: string; body: unknown; where: string }[] = [];
       const bad = [
         { name: "lone high surrogate", text: "a\ud800b" },
@@ -224,7 +224,7 @@ describeEachDialect(
       expect(after).toEqual(job);
     });
 
-    it("the job service refuses the same strings when called as a library, before any write", async () => {
+    it("B7 the job service refuses the same strings when called as a library, before any write", async () => {
       const jobs = new BackgroundAgentJobs(getDatabase());
       const before = await counts();
       for (const key of ["key-\ud800", "key-\udfff", "key-\u0000"]) {
