@@ -1,6 +1,7 @@
 import pino from "pino";
 import { VerbatimError } from "../../core/errors.js";
 import { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "../../server/serve.js";
+import { upstreamConfigFromEnv } from "../../server/upstream/config.js";
 import {
   echoEnvironment,
   startEchoUpstream,
@@ -49,6 +50,23 @@ function listenFailure(error: unknown, host: string, port: number): unknown {
         : "Stop the program that uses it, or pass another port: --port 9000 (npm start -- --port 9000); --port 0 picks a free one",
     cause: error,
   });
+}
+
+/** The banner's upstream line: the echo, or a warning when no provider can answer. */
+function upstreamLines(
+  echo: EchoUpstream | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  if (echo !== undefined) {
+    return [
+      "upstream: echo, the offline demo model, answers every model (no provider key is used; docs/cli.md)",
+    ];
+  }
+  // The server has read the same environment already: this cannot throw here.
+  if (Object.keys(upstreamConfigFromEnv(env).providers).length > 0) return [];
+  return [
+    "upstream: none: no provider API key is set, so /v1/responses answers 503 (upstream_not_configured); set one (docs/server.md, Configuration) or pass --upstream echo for the offline demo model",
+  ];
 }
 
 export const serve: Command = {
@@ -106,11 +124,7 @@ export const serve: Command = {
         `verbatim server listening on ${server.url}`,
         `console page: ${server.url}/#token=${encodeURIComponent(server.operatorToken)}`,
         `database: ${location.dialect} ${where}`,
-        ...(echo === undefined
-          ? []
-          : [
-              "upstream: echo, the offline demo model, answers every model (no provider key is used; docs/cli.md)",
-            ]),
+        ...upstreamLines(echo, io.env),
         `operator token${server.generatedToken ? " (generated; set VERBATIM_OPERATOR_TOKEN to choose one)" : " (from VERBATIM_OPERATOR_TOKEN)"}:`,
         server.operatorToken,
         "",
