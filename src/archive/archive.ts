@@ -208,6 +208,7 @@ class PackageArchive implements ConversationArchive {
     // What was read is already on disk, canonical, with every image and nothing to clean up:
     // saving that same conversation writes nothing (unless the budget would drop an image).
     if (disk.matchesRead && imageBytes <= this.budgetBytes) {
+      freezeSavedElements(conversation);
       this.lastInput = snapshotInput(conversation, images);
     }
   }
@@ -229,7 +230,12 @@ class PackageArchive implements ConversationArchive {
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
   ): Promise<SaveResult> {
-    freezeSavedElements(conversation);
+    // Elements the last save (or the open) already took in are frozen; an unchanged save
+    // recognises them by identity and walks nothing else.
+    const lastInput = this.lastInput;
+    const asLastInput = lastInput !== undefined && sameInput(conversation, images, lastInput);
+    if (!asLastInput) freezeSavedElements(conversation);
+    const sameAsLast = asLastInput ? lastInput : undefined;
     return serialised(this.paths.packageDir, async () => {
       try {
         if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
@@ -237,7 +243,7 @@ class PackageArchive implements ConversationArchive {
           return { outcome: "kept", bytesWritten: 0 };
         }
         return await withPackageFolders(this.paths.packageDir, (folders) =>
-          this.saveNow(folders, conversation, images),
+          this.saveNow(folders, conversation, images, sameAsLast),
         );
       } catch (error) {
         throw asSaveError(error);
@@ -245,10 +251,12 @@ class PackageArchive implements ConversationArchive {
     });
   }
 
+  /** `sameAsLast`: the snapshot the input was found identical to when `save` was called. */
   private async saveNow(
     folders: PackageFolders,
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
+    sameAsLast: InputSnapshot | undefined,
   ): Promise<SaveResult> {
     if (!this.settings().keepConversation) {
       this.preserving = false;
@@ -258,7 +266,7 @@ class PackageArchive implements ConversationArchive {
     if (isEmptyConversation(conversation)) {
       return { outcome: (await this.remove(folders)) ? "removed" : "unchanged", bytesWritten: 0 };
     }
-    return this.write(folders, conversation, images);
+    return this.write(folders, conversation, images, sameAsLast);
   }
 
   private async remove(folders: PackageFolders): Promise<boolean> {
@@ -338,12 +346,13 @@ class PackageArchive implements ConversationArchive {
     folders: PackageFolders,
     conversation: SavedConversation,
     images: ReadonlyMap<string, Uint8Array>,
+    sameAsLast: InputSnapshot | undefined,
   ): Promise<SaveResult> {
     const diskAsLeft = await this.refreshDisk(folders);
     if (
       diskAsLeft &&
       this.lastInput !== undefined &&
-      sameInput(conversation, images, this.lastInput)
+      (sameAsLast === this.lastInput || sameInput(conversation, images, this.lastInput))
     ) {
       return { outcome: "unchanged", bytesWritten: 0 };
     }

@@ -3,13 +3,14 @@ import type { SavedConversation } from "../format/conversation-schema.js";
 /**
  * Whether `bytes` are exactly the canonical encoding of `conversation` (docs/format-1.md, "Byte
  * rules"), checked at open so that a save of the conversation as it was read writes nothing.
- * The canonical text is generated in windows of about 64 KiB and compared with the bytes as it
- * goes: no copy of the file is built. Strings and numbers are written by the engine's
+ * The canonical text is generated piece by piece and each piece's UTF-8 compared with the file's
+ * bytes as it goes (no copy of the file, as bytes or as text, is built). Strings and numbers are written by the engine's
  * JSON.stringify, whose escaping and number printing the byte rules adopt. Anything this walk
  * does not recognise counts as not canonical (the next save then rewrites the file).
  */
-const WINDOW_CHARACTERS = 64 * 1024;
 const MAX_DEPTH = 1000;
+/** Characters JSON.stringify may escape (surrogates: when lone; checked by it, not here). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 const lineStarts: string[] = [];
 function lineStart(depth: number): string {
@@ -22,30 +23,38 @@ function lineStart(depth: number): string {
 }
 
 class CanonicalComparison {
-  private pending = "";
   private offset = 0;
+  private scratch = Buffer.allocUnsafe(64 * 1024);
   matches = true;
 
-  constructor(private readonly bytes: Uint8Array) {}
+  constructor(private readonly bytes: Buffer) {}
 
-  push(text: string): void {
-    this.pending += text;
-    if (this.pending.length >= WINDOW_CHARACTERS) this.flush();
-  }
-
-  flush(): void {
-    if (!this.matches || this.pending.length === 0) return;
-    const chunk = Buffer.from(this.pending);
-    this.pending = "";
-    const end = this.offset + chunk.length;
-    if (end > this.bytes.length || Buffer.compare(chunk, this.bytes.subarray(this.offset, end))) {
+  /** Compares the UTF-8 of `piece` with the file's bytes at the current offset. */
+  push(piece: string): void {
+    if (!this.matches) return;
+    if (piece.length * 3 > this.scratch.length) {
+      this.scratch = Buffer.allocUnsafe(piece.length * 3);
+    }
+    const length = this.scratch.write(piece, 0, "utf8");
+    const end = this.offset + length;
+    if (end > this.bytes.length || this.bytes.compare(this.scratch, 0, length, this.offset, end)) {
       this.matches = false;
     }
     this.offset = end;
   }
 
+  /** A string as JSON.stringify writes it; without anything to escape, compared as it is. */
+  string(value: string): void {
+    if (NEEDS_ESCAPE.test(value)) {
+      this.push(JSON.stringify(value));
+      return;
+    }
+    this.push('"');
+    this.push(value);
+    this.push('"');
+  }
+
   finish(): boolean {
-    this.flush();
     return this.matches && this.offset === this.bytes.length;
   }
 
@@ -53,7 +62,7 @@ class CanonicalComparison {
     if (!this.matches) return;
     switch (typeof value) {
       case "string":
-        this.push(JSON.stringify(value));
+        this.string(value);
         return;
       case "number":
         if (Number.isFinite(value)) this.push(JSON.stringify(value));
@@ -68,7 +77,7 @@ class CanonicalComparison {
         else if (Array.isArray(value)) this.array(value, depth);
         else if (value instanceof Map) this.members(value as Map<unknown, unknown>, depth);
         else if (Object.getPrototypeOf(value) === Object.prototype) {
-          this.members(new Map(Object.entries(value)), depth);
+          this.object(value as Record<string, unknown>, depth);
         } else this.matches = false;
         return;
       default:
@@ -92,6 +101,22 @@ class CanonicalComparison {
       this.value(value, depth + 1);
     }
     this.push(lineStart(depth) + "]");
+  }
+
+  private object(record: Record<string, unknown>, depth: number): void {
+    const keys = Object.keys(record).filter((key) => record[key] !== undefined);
+    if (keys.length === 0) {
+      this.push("{}");
+      return;
+    }
+    keys.sort();
+    const start = lineStart(depth + 1);
+    for (let index = 0; index < keys.length && this.matches; index++) {
+      const key = keys[index] as string;
+      this.push((index === 0 ? "{" : ",") + start + JSON.stringify(key) + " : ");
+      this.value(record[key], depth + 1);
+    }
+    this.push(lineStart(depth) + "}");
   }
 
   private members(entries: Map<unknown, unknown>, depth: number): void {
@@ -121,7 +146,9 @@ class CanonicalComparison {
 }
 
 export function isCanonicalEncoding(conversation: SavedConversation, bytes: Uint8Array): boolean {
-  const comparison = new CanonicalComparison(bytes);
+  const comparison = new CanonicalComparison(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+  );
   comparison.value(conversation, 0);
   comparison.push("\n");
   return comparison.finish();

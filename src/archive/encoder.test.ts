@@ -66,12 +66,19 @@ describe("the incremental encoder", () => {
     });
     const encoder = new ConversationEncoder();
     let history = Array.from({ length: 700 }, (_, index) => message(index));
-    for (const change of ["append", "replace inside a run", "append to a full run", "shrink"]) {
+    for (const change of [
+      "append",
+      "replace inside a run",
+      "append to a full run",
+      "drop the first",
+      "shrink",
+    ]) {
       if (change === "append") history = [...history, message(700)];
       if (change === "replace inside a run")
         history = history.map((m, i) => (i === 300 ? message(-1) : m));
       if (change === "append to a full run")
         history = [...history, ...Array.from({ length: 100 }, (_, i) => message(800 + i))];
+      if (change === "drop the first") history = history.slice(1);
       if (change === "shrink") history = history.slice(0, 512);
       const conversation = { ...base, history };
       expect(Buffer.concat(encoder.encode(conversation)), change).toEqual(

@@ -20,7 +20,8 @@ const CLOSE_DOCUMENT = Buffer.from("\n}\n");
 
 interface ArrayField {
   values: readonly unknown[];
-  chunks: Buffer[];
+  /** Chunks of the elements after the last full run (undefined inside full runs). */
+  chunks: (Buffer | undefined)[];
   /** Full runs of RUN_LENGTH elements joined into one buffer, so a file is a few large writes. */
   runs: Buffer[];
 }
@@ -93,33 +94,40 @@ export class ConversationEncoder {
     const previousValues = previous?.values ?? [];
     const previousChunks = previous?.chunks ?? [];
     const previousRuns = previous?.runs ?? [];
-    const chunks: Buffer[] = new Array<Buffer>(values.length);
+    // Only the elements after the last full run keep a chunk of their own: a full run keeps
+    // just its joined buffer (so the encoder holds about one copy of the file, not two), and
+    // is encoded again only when one of its elements is replaced.
+    const chunks: (Buffer | undefined)[] = new Array<Buffer | undefined>(values.length);
     const runs: Buffer[] = [];
+    const reusedChunk = (index: number): Buffer | undefined =>
+      index < previousValues.length && previousValues[index] === values[index]
+        ? previousChunks[index]
+        : undefined;
     pieces.push(OPEN_ARRAY);
     for (let start = 0; start < values.length; start += RUN_LENGTH) {
       const end = Math.min(start + RUN_LENGTH, values.length);
-      let intact = end - start === RUN_LENGTH;
-      for (let index = start; index < end; index++) {
-        const value = values[index];
-        const reused = index < previousValues.length && previousValues[index] === value;
-        if (!reused) intact = false;
-        chunks[index] = reused ? (previousChunks[index] as Buffer) : this.elementChunk(value);
-      }
       if (end - start < RUN_LENGTH) {
         // The newest elements: written piece by piece until a run is full.
         for (let index = start; index < end; index++) {
+          const chunk = reusedChunk(index) ?? this.elementChunk(values[index]);
+          chunks[index] = chunk;
           if (index > 0) pieces.push(COMMA);
-          pieces.push(chunks[index] as Buffer);
+          pieces.push(chunk);
         }
         break;
       }
       const runIndex = start / RUN_LENGTH;
-      let run = intact ? previousRuns[runIndex] : undefined;
+      let run = previousValues.length >= end ? previousRuns[runIndex] : undefined;
+      for (let index = start; run !== undefined && index < end; index++) {
+        if (previousValues[index] !== values[index]) run = undefined;
+      }
       if (run === undefined) {
         const parts: Buffer[] = [];
         for (let index = start; index < end; index++) {
+          const value = values[index];
           if (index > 0) parts.push(COMMA);
-          parts.push(chunks[index] as Buffer);
+          parts.push(reusedChunk(index) ?? this.elementChunk(value));
+          if (typeof value === "object" && value !== null) this.elementChunks.delete(value);
         }
         run = Buffer.concat(parts);
       }

@@ -1,0 +1,51 @@
+// Run in a fresh process by bench/archive/memory.ts: one case on one package, then prints the
+// process's peak resident set size (process.resourceUsage().maxRSS) as one JSON line.
+//
+//   node bin/run-ts.js bench/archive/memory-child.ts <case> <package folder>
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { openArchive } from "../../src/archive/index.js";
+import { decodeConversation } from "../../src/format/decode.js";
+
+const [which = "", packageDir = ""] = process.argv.slice(2);
+const file = join(packageDir, "agent", "conversation.json");
+
+async function run(): Promise<string> {
+  switch (which) {
+    case "baseline":
+      return "nothing";
+    case "parse": {
+      // The floor: the file read as text and given to the engine's JSON.parse, nothing else.
+      const value = JSON.parse(await readFile(file, "utf8")) as { history: unknown[] };
+      return `${value.history.length} messages`;
+    }
+    case "decode": {
+      // The format's decoder alone (JSON.parse, its checks and the schema's copy).
+      const decoded = decodeConversation(await readFile(file));
+      return decoded.ok ? `${decoded.conversation.history.length} messages` : "unreadable";
+    }
+    case "open": {
+      const opened = await openArchive(packageDir);
+      return `${opened.conversation.history.length} messages`;
+    }
+    case "open+unchanged save": {
+      const opened = await openArchive(packageDir);
+      const result = await opened.archive.save(opened.conversation, opened.images);
+      return `${result.outcome}, ${result.bytesWritten} bytes`;
+    }
+    case "open+save of a change": {
+      const opened = await openArchive(packageDir);
+      const conversation = { ...opened.conversation, model: `${opened.conversation.model}-2` };
+      const result = await opened.archive.save(conversation, opened.images);
+      return `${result.outcome}, ${result.bytesWritten} bytes`;
+    }
+    default:
+      throw new Error(`unknown case ${which}`);
+  }
+}
+
+const outcome = await run();
+process.stdout.write(
+  JSON.stringify({ case: which, outcome, maxRssBytes: process.resourceUsage().maxRSS * 1024 }) +
+    "\n",
+);

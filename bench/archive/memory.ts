@@ -1,0 +1,80 @@
+// The archive's peak memory on a large conversation.json (goal: open + save at most 3× the
+// file's size). A seeded conversation (bench/workload/conversation.ts, no images) of about
+// --megabytes MB is saved once; then each case runs in a fresh process that prints its peak
+// resident set size (process.resourceUsage().maxRSS), shown as a ratio to the file's size,
+// beside the floor of reading the text and JSON.parse alone, and the empty process.
+//
+//   node bin/run-ts.js bench/archive/memory.ts [--megabytes 100]
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { openArchive } from "../../src/archive/index.js";
+import { generateConversation } from "../workload/conversation.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** Bytes of conversation.json per turn of the workload without images (measured). */
+const BYTES_PER_TURN = 10_900;
+
+const { values } = parseArgs({ options: { megabytes: { type: "string", default: "100" } } });
+const megabytes = Number(values.megabytes);
+if (!Number.isFinite(megabytes) || megabytes <= 0) {
+  throw new Error(`--megabytes must be a positive number, got ${values.megabytes}`);
+}
+
+const work = await mkdtemp(join(tmpdir(), "verbatim-bench-archive-memory-"));
+const packageDir = join(work, "Poster.silverpoint");
+await mkdir(packageDir);
+{
+  const turns = Math.ceil((megabytes * 1e6) / BYTES_PER_TURN);
+  const workload = generateConversation({ turns, seed: 7, imageEvery: 0 });
+  const { archive } = await openArchive(packageDir);
+  await archive.save(workload.conversation, workload.images);
+}
+const fileBytes = (await stat(join(packageDir, "agent", "conversation.json"))).size;
+
+const CASES = [
+  "baseline",
+  "parse",
+  "decode",
+  "open",
+  "open+unchanged save",
+  "open+save of a change",
+] as const;
+const results = new Map<string, { outcome: string; maxRssBytes: number }>();
+for (const which of CASES) {
+  const line = execFileSync(
+    process.execPath,
+    ["bin/run-ts.js", "bench/archive/memory-child.ts", which, packageDir],
+    { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 20 },
+  );
+  results.set(which, JSON.parse(line) as { outcome: string; maxRssBytes: number });
+}
+await rm(work, { recursive: true, force: true });
+
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
+const ratio = (bytes: number): string => `${(bytes / fileBytes).toFixed(2)}×`;
+const baseline = results.get("baseline")?.maxRssBytes ?? 0;
+const lines = [
+  `conversation.json: ${mb(fileBytes)} (seeded, no images)`,
+  "",
+  "| case (fresh process) | outcome | peak RSS | ÷ file size | above the empty process, ÷ file size |",
+  "| --- | --- | --- | --- | --- |",
+];
+for (const [which, result] of results) {
+  lines.push(
+    `| ${which} | ${result.outcome} | ${mb(result.maxRssBytes)} | ${ratio(result.maxRssBytes)} | ${which === "baseline" ? "" : ratio(result.maxRssBytes - baseline)} |`,
+  );
+}
+const worst = Math.max(
+  results.get("open+unchanged save")?.maxRssBytes ?? 0,
+  results.get("open+save of a change")?.maxRssBytes ?? 0,
+);
+const floor = results.get("parse")?.maxRssBytes ?? 0;
+lines.push(
+  "",
+  `${worst <= 3 * fileBytes ? "met" : "NOT MET"}: peak RSS of open + save ≤ 3× the file (${ratio(worst)}; the floor, read + JSON.parse alone: ${ratio(floor)})`,
+);
+process.stdout.write(lines.join("\n") + "\n");

@@ -1,0 +1,131 @@
+// The goal "Unchanged re-save after reopening": a save right after opening, with nothing
+// changed, must take < 1 ms and write 0 bytes at every N. Measured, for each N, in the same run:
+//   - the unchanged save right after opening (the archive knows the file is the canonical
+//     encoding of what it returned);
+//   - the full save it replaces: the same conversation given as new objects, which the archive
+//     must encode whole and compare with the file (what the first save after reopening cost
+//     before);
+//   - the physical reference: writing the file's bytes (+ fsync);
+//   - what the open pays for the knowledge: the canonical check alone, beside the whole open.
+//
+//   node bin/run-ts.js bench/archive/reopen-resave.ts [--turns 100,1000,5000] [--rounds 5]
+import { mkdir, mkdtemp, open, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { isCanonicalEncoding } from "../../src/archive/canonical-check.js";
+import { openArchive } from "../../src/archive/index.js";
+import { decodeConversation } from "../../src/format/decode.js";
+import { generateConversation } from "../workload/conversation.js";
+
+const { values } = parseArgs({
+  options: {
+    turns: { type: "string", default: "100,1000,5000" },
+    rounds: { type: "string", default: "5" },
+  },
+});
+const sizes = (values.turns ?? "").split(",").map(Number);
+const rounds = Number(values.rounds);
+
+const median = (numbers: readonly number[]): number => {
+  const sorted = [...numbers].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+};
+
+async function writeDurably(path: string, bytes: Uint8Array): Promise<void> {
+  const handle = await open(path, "w");
+  try {
+    await handle.write(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+interface Row {
+  turns: number;
+  fileBytes: number;
+  unchangedMs: number;
+  unchangedBytes: number;
+  fullSaveMs: number;
+  physicalMs: number;
+  openMs: number;
+  checkMs: number;
+}
+
+async function measure(turns: number): Promise<Row> {
+  const work = await mkdtemp(join(tmpdir(), "verbatim-bench-reopen-resave-"));
+  const packageDir = join(work, "Poster.silverpoint");
+  await mkdir(packageDir);
+  const workload = generateConversation({ turns, seed: 3 });
+  await (await openArchive(packageDir)).archive.save(workload.conversation, workload.images);
+  const file = join(packageDir, "agent", "conversation.json");
+  const bytes = await readFile(file);
+
+  const unchanged: number[] = [];
+  const full: number[] = [];
+  const physical: number[] = [];
+  const opens: number[] = [];
+  const checks: number[] = [];
+  let unchangedBytes = 0;
+  for (let round = 0; round < rounds; round++) {
+    let started = performance.now();
+    const opened = await openArchive(packageDir);
+    opens.push(performance.now() - started);
+    started = performance.now();
+    const result = await opened.archive.save(opened.conversation, opened.images);
+    unchanged.push(performance.now() - started);
+    unchangedBytes += result.bytesWritten;
+    if (result.outcome !== "unchanged") throw new Error(`unchanged save was ${result.outcome}`);
+
+    const again = await openArchive(packageDir);
+    const copy = structuredClone(again.conversation);
+    started = performance.now();
+    const fullResult = await again.archive.save(copy, again.images);
+    full.push(performance.now() - started);
+    if (fullResult.outcome !== "unchanged") throw new Error(`full save was ${fullResult.outcome}`);
+
+    started = performance.now();
+    await writeDurably(join(work, "reference.json"), bytes);
+    physical.push(performance.now() - started);
+
+    const decoded = decodeConversation(bytes);
+    if (!decoded.ok) throw new Error("the saved file does not decode");
+    started = performance.now();
+    const canonical = isCanonicalEncoding(decoded.conversation, bytes);
+    checks.push(performance.now() - started);
+    if (!canonical) throw new Error("the saved file is not canonical");
+  }
+  await rm(work, { recursive: true, force: true });
+  return {
+    turns,
+    fileBytes: bytes.length,
+    unchangedMs: median(unchanged),
+    unchangedBytes,
+    fullSaveMs: median(full),
+    physicalMs: median(physical),
+    openMs: median(opens),
+    checkMs: median(checks),
+  };
+}
+
+const rows: Row[] = [];
+for (const turns of sizes) rows.push(await measure(turns));
+
+const ms = (value: number): string => (value < 10 ? value.toFixed(3) : value.toFixed(0));
+const lines = [
+  `medians of ${rounds} rounds`,
+  "",
+  "| N | conversation.json | unchanged save after open | full save (old way) | ratio | physical write | whole open | canonical check in it |",
+  "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  ...rows.map(
+    (row) =>
+      `| ${row.turns.toLocaleString("en-US")} | ${(row.fileBytes / 1e6).toFixed(1)} MB | ${ms(row.unchangedMs)} ms, ${row.unchangedBytes} B | ${ms(row.fullSaveMs)} ms | ${(row.unchangedMs / row.fullSaveMs).toFixed(4)}× | ${ms(row.physicalMs)} ms | ${ms(row.openMs)} ms | ${ms(row.checkMs)} ms (${((100 * row.checkMs) / row.openMs).toFixed(0)} %) |`,
+  ),
+  "",
+];
+const met = rows.every((row) => row.unchangedMs < 1 && row.unchangedBytes === 0);
+lines.push(
+  `${met ? "met" : "NOT MET"}: an unchanged save after reopening takes < 1 ms and writes 0 bytes at every N`,
+);
+process.stdout.write(lines.join("\n") + "\n");
