@@ -41,10 +41,14 @@ const optionNames = {
 
 function positive(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new VerbatimError("invalid_argument", `${name} must be a whole number of milliseconds of 1 or more, not ${value}`, {
-      where: name,
-      hint: `Set ${name} to a number of milliseconds of 1 or more, or unset it for the default (docs/server.md, Timeouts)`,
-    });
+    throw new VerbatimError(
+      "invalid_argument",
+      `${name} must be a whole number of milliseconds of 1 or more, not ${value}`,
+      {
+        where: name,
+        hint: `Set ${name} to a number of milliseconds of 1 or more, or unset it for the default (docs/server.md, Timeouts)`,
+      },
+    );
   }
   return value;
 }
