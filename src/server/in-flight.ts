@@ -1,7 +1,8 @@
 /**
  * Counts route handlers still running, so shutdown can wait for them: a client that hangs up
- * does not stop its handler (a response being stored, an upstream call), and the database must
- * stay open until every handler has finished.
+ * does not end its handler at once (a response aborts its upstream call, then is stored as
+ * incomplete; docs/server.md, "Response lifecycle"), and the database must stay open until
+ * every handler has finished.
  */
 export class InFlightWork {
   #running = 0;
