@@ -2,12 +2,14 @@ import type { ChatMLMessage } from "../../src/history/chatml.js";
 
 /** The console routes' replies, as docs/openapi.json describes them. */
 export type View = "stored" | "chatml" | "model-visible";
+export const VIEWS: readonly View[] = ["stored", "chatml", "model-visible"];
 
 export interface ConversationSummary {
   readonly id: string;
   readonly subject_uid: string;
   readonly created_at: string;
   readonly message_count: number;
+  readonly last_message_at?: string | null;
 }
 
 export interface JobSummary {
@@ -23,15 +25,44 @@ export interface ListPage<T> {
   readonly next_cursor: string | null;
 }
 
+export interface UsageFacts {
+  readonly input?: number;
+  readonly output?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
+  readonly reportedCost?: number;
+}
+
+export interface GatewayFacts {
+  readonly model?: string;
+  readonly provider?: string;
+  readonly usage?: UsageFacts;
+  readonly stopReason?: string;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly compression?: {
+    readonly throughMessageId: string;
+    readonly fromMessageId: string;
+    readonly messageCount: number;
+    readonly source: string;
+  };
+}
+
+export type StoredBlock = { readonly type: string } & Readonly<Record<string, unknown>>;
+
 export interface StoredMessage {
   readonly id: string;
   readonly type: string;
   readonly role: string;
   readonly status: string;
   readonly previous_message_id: string | null;
-  readonly content: readonly unknown[];
-  readonly metadata: unknown;
+  readonly content: readonly StoredBlock[];
+  readonly metadata: {
+    readonly caller?: Readonly<Record<string, string>>;
+    readonly gateway?: GatewayFacts;
+  };
+  readonly depth?: number;
   readonly created_at: string;
+  readonly updated_at?: string;
 }
 
 export interface ProjectionMetadata {
@@ -42,23 +73,31 @@ export interface ProjectionMetadata {
 export interface MessagesPage {
   readonly view: View;
   readonly conversation_id: string;
+  readonly subject_uid?: string;
+  readonly anchor?: string | null;
   readonly messages: readonly (StoredMessage | ChatMLMessage)[];
   readonly metadata: ProjectionMetadata;
   readonly next_cursor: string | null;
 }
 
+export type JobItem = { readonly type: string } & Readonly<Record<string, unknown>>;
+
 export interface StoredItemRow {
   readonly position: number;
   readonly revision: number;
   readonly item_key: string;
-  readonly item: { readonly type: string } & Record<string, unknown>;
+  readonly item: JobItem;
 }
 
 export interface JobTurn {
   readonly id: string;
   readonly turn_index: number;
+  readonly attempt?: number;
   readonly revision: number;
   readonly status: string;
+  readonly item_count?: number;
+  readonly created_at?: string;
+  readonly updated_at?: string;
   readonly trajectory: {
     readonly view: View;
     readonly items?: readonly StoredItemRow[];
@@ -68,43 +107,155 @@ export interface JobTurn {
 }
 
 export interface JobDetail {
-  readonly job: JobSummary & Record<string, unknown>;
+  readonly job: JobSummary & Readonly<Record<string, unknown>>;
   readonly turns: readonly JobTurn[];
+}
+
+/** The largest page the server cuts nothing of below (docs/server.md, "Page size"). */
+export const FULL_PAGE_BYTES = 16 * 1024 * 1024;
+
+/** Why a request failed: the server could not be reached, or it answered with an error. */
+export class RequestError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "network" | "unauthorized" | "http",
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
 }
 
 export class ConsoleClient {
   constructor(private readonly token: string) {}
 
-  private async get<T>(path: string, query: Record<string, string | undefined>): Promise<T> {
+  private async get<T>(
+    path: string,
+    query: Record<string, string | undefined>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined && value !== "") search.set(key, value);
     }
     const url = search.size === 0 ? path : `${path}?${search.toString()}`;
-    const response = await fetch(url, { headers: { authorization: `Bearer ${this.token}` } });
-    const body = (await response.json()) as { error?: { message: string; code: string } };
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { authorization: `Bearer ${this.token}` },
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      throw new RequestError(`the server does not answer (${String(error)})`, "network", 0);
+    }
+    let body: { error?: { message: string; code: string } };
+    try {
+      body = (await response.json()) as typeof body;
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      throw new RequestError(
+        `the server answered ${response.status} without JSON`,
+        "http",
+        response.status,
+      );
+    }
     if (!response.ok) {
-      throw new Error(`${body.error?.code ?? response.status}: ${body.error?.message ?? ""}`);
+      throw new RequestError(
+        `${body.error?.code ?? response.status}: ${body.error?.message ?? ""}`,
+        response.status === 401 ? "unauthorized" : "http",
+        response.status,
+      );
     }
     return body as T;
   }
 
-  conversations(subject: string, cursor?: string): Promise<ListPage<ConversationSummary>> {
-    return this.get("/ai-gateway/conversations", { subject_uid: subject, cursor });
+  conversations(
+    filter: { subject?: string },
+    cursor: string | undefined,
+    signal: AbortSignal,
+  ): Promise<ListPage<ConversationSummary>> {
+    return this.get(
+      "/ai-gateway/conversations",
+      { subject_uid: filter.subject, cursor, limit: "100" },
+      signal,
+    );
   }
 
-  jobs(subject: string, cursor?: string): Promise<ListPage<JobSummary>> {
-    return this.get("/background-agent-jobs", { subject_uid: subject, cursor });
+  jobs(
+    filter: { subject?: string; status?: string },
+    cursor: string | undefined,
+    signal: AbortSignal,
+  ): Promise<ListPage<JobSummary>> {
+    return this.get(
+      "/background-agent-jobs",
+      { subject_uid: filter.subject, status: filter.status, cursor, limit: "100" },
+      signal,
+    );
   }
 
-  messages(id: string, view: View): Promise<MessagesPage> {
-    return this.get(`/ai-gateway/conversations/${encodeURIComponent(id)}/messages`, {
-      view,
-      limit: "200",
-    });
+  messages(
+    id: string,
+    options: {
+      view: View;
+      anchor?: string | undefined;
+      cursor?: string | undefined;
+      limit?: number;
+      pageLimitBytes?: number;
+    },
+    signal: AbortSignal,
+  ): Promise<MessagesPage> {
+    return this.get(
+      `/ai-gateway/conversations/${encodeURIComponent(id)}/messages`,
+      {
+        view: options.view,
+        anchor: options.anchor,
+        cursor: options.cursor,
+        limit: String(options.limit ?? 1000),
+        page_limit_bytes:
+          options.pageLimitBytes === undefined ? undefined : String(options.pageLimitBytes),
+      },
+      signal,
+    );
   }
 
-  job(id: string, view: View): Promise<JobDetail> {
-    return this.get(`/background-agent-jobs/${encodeURIComponent(id)}`, { view });
+  job(id: string, view: View, signal: AbortSignal, pageLimitBytes?: number): Promise<JobDetail> {
+    return this.get(
+      `/background-agent-jobs/${encodeURIComponent(id)}`,
+      {
+        view,
+        page_limit_bytes: pageLimitBytes === undefined ? undefined : String(pageLimitBytes),
+      },
+      signal,
+    );
+  }
+}
+
+/** A page of messages together with the cursor it was asked for (to ask for it again in full). */
+export interface FetchedPage {
+  readonly page: MessagesPage;
+  readonly cursor: string | undefined;
+}
+
+/**
+ * Every page of a conversation's messages in one view, following each cursor to the end;
+ * `onPage` runs after each page so that the first messages are shown while the rest load.
+ */
+export async function allMessagePages(
+  client: ConsoleClient,
+  id: string,
+  options: { view: View; anchor?: string | undefined },
+  signal: AbortSignal,
+  onPage: (fetched: FetchedPage) => void,
+): Promise<void> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await client.messages(id, { ...options, cursor }, signal);
+    onPage({ page, cursor });
+    if (page.next_cursor === null) return;
+    cursor = page.next_cursor;
   }
 }

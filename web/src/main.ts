@@ -1,12 +1,17 @@
-import { ConsoleClient, type View } from "./api.js";
-import { element, renderJob, renderMessages } from "./render.js";
+import { ConsoleClient, isAbort, type View } from "./api.js";
+import { Connection } from "./connection.js";
+import { ConversationView } from "./conversation-view.js";
+import { element } from "./dom.js";
+import { ListView } from "./list-view.js";
+import { jobRows } from "./render-job.js";
+import { formatRoute, parseRoute, type Route } from "./route.js";
+import { VirtualList, type Row } from "./virtual-list.js";
 
 /**
- * The operator console: lists conversations and jobs and shows a conversation's messages or a
- * job's trajectory in the three views. It talks to the console routes over HTTP only.
+ * The operator console: deep-linked routes (history API), the list of conversations or jobs,
+ * and the selected one in a view. A selection's requests are aborted and its replies ignored
+ * once a newer selection is made, so a slow reply never replaces what is selected now.
  */
-type Tab = "conversations" | "jobs";
-
 const byId = <T extends HTMLElement>(id: string): T => {
   const node = document.getElementById(id);
   if (node === null) throw new Error(`#${id} is missing`);
@@ -14,131 +19,416 @@ const byId = <T extends HTMLElement>(id: string): T => {
 };
 
 const tokenInput = byId<HTMLInputElement>("token");
-const status = byId("status");
 const list = byId<HTMLUListElement>("list");
 const more = byId<HTMLButtonElement>("more");
+const listCount = byId("list-count");
 const content = byId("content");
 const subjectFilter = byId<HTMLInputElement>("subject-filter");
+const statusFilter = byId<HTMLSelectElement>("status-filter");
+const findInput = byId<HTMLInputElement>("find");
+const findCount = byId("find-count");
+const connection = new Connection(byId("status"), byId<HTMLButtonElement>("retry"), () => reload());
 
-const state: {
-  client: ConsoleClient | undefined;
-  tab: Tab;
-  selected: string | undefined;
-  cursor: string | null;
-} = { client: undefined, tab: "conversations", selected: undefined, cursor: null };
+let client: ConsoleClient | undefined;
+let route: Route = parseRoute(location);
+let listController: AbortController | undefined;
+let detailController: AbortController | undefined;
+let listView: ListView | undefined;
+let conversation: ConversationView | undefined;
+let jobList: { list: VirtualList; rows: Row[] } | undefined;
+let findAt = -1;
 
-function currentView(): View {
-  const checked = document.querySelector<HTMLInputElement>('input[name="view"]:checked');
-  return (checked?.value ?? "stored") as View;
+function linkFor(messageId: string, anchor?: string): string {
+  return formatRoute({
+    ...route,
+    section: "conversations",
+    target: messageId === "" ? undefined : messageId,
+    anchor,
+  });
 }
 
-function showError(error: unknown): void {
-  status.textContent = error instanceof Error ? error.message : String(error);
-  status.className = "error";
+function navigate(url: string, replace = false): void {
+  const next = parseRoute(new URL(url, location.origin));
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  apply(next);
 }
 
-async function loadList(append: boolean): Promise<void> {
-  const client = state.client;
+function failed(error: unknown): void {
+  if (isAbort(error)) return;
+  connection.failed(error);
+}
+
+function loadList(): void {
+  listController?.abort();
   if (client === undefined) return;
-  if (!append) {
-    list.replaceChildren();
-    state.cursor = null;
+  listController = new AbortController();
+  listView = new ListView(client, route, list, more, listCount, listController.signal, failed, () =>
+    connection.succeeded(),
+  );
+  void listView.start();
+}
+
+/** The stored message nearest the top of the pane (kept when the view changes). */
+function place(): string | undefined {
+  return conversation?.list.firstVisibleKey(content, "data-source");
+}
+
+function reveal(target: string | undefined, focus: boolean): boolean {
+  if (target === undefined) return false;
+  let node: HTMLElement | undefined;
+  if (conversation !== undefined) {
+    const key = conversation.sourceToKey.get(target);
+    if (key !== undefined)
+      node = conversation.list.reveal(key, (one) => `[data-row="${CSS.escape(one)}"]`);
+  } else if (jobList !== undefined) {
+    node = jobList.list.reveal(`item:${target}`, () => `[data-item-key="${CSS.escape(target)}"]`);
   }
-  const cursor = append ? (state.cursor ?? undefined) : undefined;
-  const subject = subjectFilter.value.trim();
-  try {
-    if (state.tab === "conversations") {
-      const page = await client.conversations(subject, cursor);
-      for (const conversation of page.data) {
-        list.append(
-          listItem(
-            conversation.id,
-            `${conversation.subject_uid} · ${conversation.message_count} messages · ${conversation.created_at}`,
+  if (node === undefined) return false;
+  node.scrollIntoView({ block: "start" });
+  node.classList.add("targeted");
+  if (focus) node.focus({ preventScroll: true });
+  return true;
+}
+
+function loadDetail(keepPlace: string | undefined): void {
+  detailController?.abort();
+  conversation?.list.disconnect();
+  jobList?.list.disconnect();
+  conversation = undefined;
+  jobList = undefined;
+  findAt = -1;
+  findCount.textContent = "";
+  document.body.classList.toggle("has-selection", route.id !== undefined);
+  if (client === undefined || route.id === undefined) {
+    content.replaceChildren(element("p", { class: "empty" }, "Pick a conversation or a job."));
+    return;
+  }
+  const controller = new AbortController();
+  detailController = controller;
+  const current = route;
+  const target = current.target ?? keepPlace;
+  const back = element(
+    "a",
+    {
+      href: formatRoute({ ...current, id: undefined, target: undefined, anchor: undefined }),
+      class: "back",
+    },
+    `← all ${current.section}`,
+  );
+  if (current.section === "conversations") {
+    const view = new ConversationView(
+      client,
+      { id: current.id ?? "", view: current.view, anchor: current.anchor },
+      content,
+      controller.signal,
+      linkFor,
+    );
+    conversation = view;
+    content.replaceChildren(back, view.node);
+    let revealed = false;
+    view.whenRowsAdded(() => {
+      if (controller.signal.aborted) return;
+      connection.succeeded();
+      if (!revealed) revealed = reveal(target, current.target !== undefined);
+    });
+    view.load().then(
+      () => {
+        if (!controller.signal.aborted && !revealed)
+          revealed = reveal(target, current.target !== undefined);
+        if (!controller.signal.aborted && current.target !== undefined && !revealed) {
+          content.prepend(
+            element(
+              "p",
+              { class: "error-text", role: "alert" },
+              `No message ${current.target} in this view of the conversation.`,
+            ),
+          );
+        }
+      },
+      (error: unknown) => {
+        if (controller.signal.aborted || isAbort(error)) return;
+        failed(error);
+        content.replaceChildren(
+          back,
+          element(
+            "p",
+            { class: "error-text", role: "alert" },
+            String(error instanceof Error ? error.message : error),
+          ),
+        );
+      },
+    );
+    return;
+  }
+  content.replaceChildren(back, element("p", { class: "count" }, "loading…"));
+  client.job(current.id ?? "", current.view, controller.signal).then(
+    (detail) => {
+      if (controller.signal.aborted) return;
+      connection.succeeded();
+      const { rows, itemCount } = jobRows(detail, (key) =>
+        formatRoute({ ...current, target: key }),
+      );
+      const virtual = new VirtualList(content, { "aria-label": "turns and items" });
+      jobList = { list: virtual, rows };
+      const messageCount = detail.turns.reduce(
+        (sum, turn) => sum + (turn.trajectory.messages?.length ?? 0),
+        0,
+      );
+      content.replaceChildren(
+        back,
+        element("h2", {}, `Job ${detail.job.id}`),
+        element(
+          "p",
+          { class: "count", id: "detail-count" },
+          `${detail.job.status} · ${detail.turns.length} turns · ${current.view === "stored" ? `${itemCount.toLocaleString("en")} items` : `${messageCount.toLocaleString("en")} ${current.view} messages`} (all shown) · subject ${detail.job.subject_uid} · conversation `,
+          element(
+            "a",
+            {
+              href: formatRoute({
+                section: "conversations",
+                id: String(detail.job.conversation_id),
+                view: current.view,
+              }),
+            },
+            String(detail.job.conversation_id),
+          ),
+        ),
+        element(
+          "details",
+          {},
+          element("summary", {}, "job record (JSON)"),
+          element("pre", { class: "json" }, JSON.stringify(detail.job, null, 2)),
+        ),
+        virtual.node,
+      );
+      virtual.append(
+        rows.map((row) => ({
+          key: row.key,
+          build: () => {
+            const node = row.build();
+            node.setAttribute("data-row", row.key);
+            return node;
+          },
+        })),
+      );
+      if (!reveal(target, current.target !== undefined) && current.target !== undefined) {
+        content.prepend(
+          element(
+            "p",
+            { class: "error-text", role: "alert" },
+            `No item ${current.target} in this job.`,
           ),
         );
       }
-      state.cursor = page.next_cursor;
-    } else {
-      const page = await client.jobs(subject, cursor);
-      for (const job of page.data) {
-        list.append(listItem(job.id, `${job.subject_uid} · ${job.status} · ${job.created_at}`));
-      }
-      state.cursor = page.next_cursor;
-    }
-    more.hidden = state.cursor === null;
-    if (list.childElementCount === 0) {
-      list.append(element("li", { class: "empty" }, `No ${state.tab} yet.`));
-    }
-    status.textContent = "connected";
-    status.className = "";
-  } catch (error) {
-    showError(error);
-  }
-}
-
-function listItem(id: string, meta: string): HTMLElement {
-  const item = element(
-    "li",
-    { "data-id": id },
-    element("div", { class: "id" }, id),
-    element("div", { class: "meta" }, meta),
+    },
+    (error: unknown) => {
+      if (controller.signal.aborted || isAbort(error)) return;
+      failed(error);
+      content.replaceChildren(
+        back,
+        element(
+          "p",
+          { class: "error-text", role: "alert" },
+          String(error instanceof Error ? error.message : error),
+        ),
+      );
+    },
   );
-  item.addEventListener("click", () => {
-    for (const other of list.querySelectorAll("li.selected")) other.classList.remove("selected");
-    item.classList.add("selected");
-    state.selected = id;
-    void loadDetail();
-  });
-  return item;
 }
 
-async function loadDetail(): Promise<void> {
-  const client = state.client;
-  const id = state.selected;
-  if (client === undefined || id === undefined) return;
-  try {
-    const node =
-      state.tab === "conversations"
-        ? renderMessages(await client.messages(id, currentView()))
-        : renderJob(await client.job(id, currentView()));
-    content.replaceChildren(node);
-  } catch (error) {
-    content.replaceChildren(element("p", { class: "error" }, String(error)));
+function syncControls(): void {
+  byId("tab-conversations").setAttribute("aria-current", String(route.section === "conversations"));
+  byId("tab-jobs").setAttribute("aria-current", String(route.section === "jobs"));
+  byId("tab-conversations").setAttribute(
+    "href",
+    formatRoute({ section: "conversations", view: route.view }),
+  );
+  byId("tab-jobs").setAttribute("href", formatRoute({ section: "jobs", view: route.view }));
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="view"]'))
+    radio.checked = radio.value === route.view;
+  subjectFilter.value = route.subject ?? "";
+  statusFilter.value = route.status ?? "";
+  statusFilter.parentElement?.toggleAttribute("hidden", route.section !== "jobs");
+  document.body.classList.toggle("has-selection", route.id !== undefined);
+}
+
+function apply(next: Route): void {
+  const previous = route;
+  route = next;
+  syncControls();
+  const listChanged =
+    previous.section !== next.section ||
+    previous.subject !== next.subject ||
+    previous.status !== next.status ||
+    listView === undefined;
+  if (listChanged) loadList();
+  else listView?.markSelected(next.id);
+  const detailChanged =
+    previous.section !== next.section ||
+    previous.id !== next.id ||
+    previous.view !== next.view ||
+    previous.anchor !== next.anchor ||
+    (conversation === undefined && jobList === undefined);
+  if (detailChanged) {
+    const keep = previous.id === next.id && previous.section === next.section ? place() : undefined;
+    loadDetail(keep);
+  } else if (next.target !== undefined && next.target !== previous.target) {
+    reveal(next.target, true);
   }
 }
 
-function selectTab(tab: Tab): void {
-  state.tab = tab;
-  state.selected = undefined;
-  byId("tab-conversations").setAttribute("aria-selected", String(tab === "conversations"));
-  byId("tab-jobs").setAttribute("aria-selected", String(tab === "jobs"));
-  content.replaceChildren(element("p", { class: "empty" }, "Pick a conversation or a job."));
-  void loadList(false);
+function reload(): void {
+  listView = undefined;
+  conversation = undefined;
+  jobList = undefined;
+  apply(route);
 }
 
 function connect(token: string): void {
-  if (token === "") return;
+  if (token === "") {
+    connection.failed(new Error("enter the operator token"));
+    return;
+  }
   sessionStorage.setItem("verbatim.operatorToken", token);
-  state.client = new ConsoleClient(token);
-  void loadList(false);
+  client = new ConsoleClient(token);
+  connection.connecting();
+  reload();
 }
 
+/** Find within the conversation or job: every loaded row is searched, not only those built. */
+function find(step: 1 | -1): void {
+  const needle = findInput.value.trim().toLowerCase();
+  const rows: { key: string; text: () => string }[] =
+    conversation?.rows ??
+    jobList?.rows.map((row) => ({
+      key: row.key,
+      text: () => (row.build().textContent ?? "").toLowerCase(),
+    })) ??
+    [];
+  if (needle === "" || rows.length === 0) {
+    findCount.textContent = "";
+    return;
+  }
+  const matches = rows.flatMap((row, index) => (row.text().includes(needle) ? [index] : []));
+  if (matches.length === 0) {
+    findCount.textContent = "no match";
+    return;
+  }
+  const after = matches.findIndex((index) => (step === 1 ? index > findAt : false));
+  let position =
+    step === 1 ? (after === -1 ? 0 : after) : matches.findLastIndex((index) => index < findAt);
+  if (position === -1) position = matches.length - 1;
+  findAt = matches[position] ?? 0;
+  findCount.textContent = `match ${position + 1} of ${matches.length}`;
+  const key = rows[findAt]?.key ?? "";
+  const owner = conversation?.list ?? jobList?.list;
+  const node = owner?.reveal(key, (one) => `[data-row="${CSS.escape(one)}"]`);
+  if (node !== undefined) {
+    for (const old of content.querySelectorAll(".found")) old.classList.remove("found");
+    node.classList.add("found");
+    node.scrollIntoView({ block: "center" });
+  }
+}
+
+/** Arrow keys (or j/k) move through the rows of the pane; the list moves with arrow keys. */
+function moveFocus(step: 1 | -1): void {
+  const active = document.activeElement;
+  const articles = [...content.querySelectorAll<HTMLElement>("[data-row]")];
+  if (articles.length === 0) return;
+  const currentRow =
+    active instanceof HTMLElement ? active.closest<HTMLElement>("[data-row]") : null;
+  const index = currentRow === null ? -1 : articles.indexOf(currentRow);
+  const next =
+    index === -1
+      ? articles.find(
+          (one) => one.getBoundingClientRect().bottom > content.getBoundingClientRect().top,
+        )
+      : articles[index + step];
+  if (next === undefined) return;
+  next.tabIndex = -1;
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
+}
+
+content.addEventListener("keydown", (event) => {
+  const inField =
+    event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement;
+  if (inField) return;
+  if (event.key === "ArrowDown" || event.key === "j") {
+    event.preventDefault();
+    moveFocus(1);
+  } else if (event.key === "ArrowUp" || event.key === "k") {
+    event.preventDefault();
+    moveFocus(-1);
+  }
+});
+list.addEventListener("keydown", (event) => {
+  if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+  const links = [...list.querySelectorAll<HTMLAnchorElement>("li[data-id] a")];
+  const index = links.indexOf(document.activeElement as HTMLAnchorElement);
+  const next = links[index + (event.key === "ArrowDown" ? 1 : -1)];
+  if (next !== undefined) {
+    event.preventDefault();
+    next.focus();
+  }
+});
+document.addEventListener("click", (event) => {
+  if (
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    event.altKey
+  )
+    return;
+  const link = event.target instanceof Element ? event.target.closest("a") : null;
+  if (link === null || link.target !== "" || link.origin !== location.origin) return;
+  if (!/^\/(conversations|jobs)(\/|$)/.test(link.pathname)) return;
+  event.preventDefault();
+  navigate(link.pathname + link.search);
+});
+document.addEventListener("console:navigate", (event) =>
+  navigate((event as CustomEvent<string>).detail),
+);
+window.addEventListener("popstate", () => apply(parseRoute(location)));
 byId("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   connect(tokenInput.value.trim());
 });
-byId("tab-conversations").addEventListener("click", () => selectTab("conversations"));
-byId("tab-jobs").addEventListener("click", () => selectTab("jobs"));
-more.addEventListener("click", () => void loadList(true));
-subjectFilter.addEventListener("change", () => void loadList(false));
+byId("filters").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const subject = subjectFilter.value.trim();
+  navigate(
+    formatRoute({
+      ...route,
+      id: undefined,
+      target: undefined,
+      anchor: undefined,
+      subject: subject === "" ? undefined : subject,
+      status:
+        route.section === "jobs" && statusFilter.value !== "" ? statusFilter.value : undefined,
+    }),
+  );
+});
+more.addEventListener("click", () => void listView?.next());
 for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="view"]')) {
-  radio.addEventListener("change", () => void loadDetail());
+  radio.addEventListener("change", () =>
+    navigate(formatRoute({ ...route, view: radio.value as View, target: undefined })),
+  );
 }
+byId("find-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  find(1);
+});
+byId("find-previous").addEventListener("click", () => find(-1));
 
 // A token in the URL fragment (#token=…, as `npm start` prints it) connects at once and is
 // then removed from the address bar; it never reaches the server in a URL.
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
-if (fromHash !== null) history.replaceState(null, "", location.pathname);
+if (fromHash !== null) history.replaceState(null, "", location.pathname + location.search);
 const saved = fromHash ?? sessionStorage.getItem("verbatim.operatorToken") ?? "";
 tokenInput.value = saved;
+syncControls();
 connect(saved);
