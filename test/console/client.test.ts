@@ -1,0 +1,108 @@
+/**
+ * The console as a correct client (issue 20): a slow reply never replaces a newer selection,
+ * the connection state is the real one (offline while the server cannot be reached, retried,
+ * connected again), and the place in a conversation is kept when the view changes.
+ */
+import type { Route } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium, startConsole, type ConsoleHarness } from "./harness.js";
+
+describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout: 180_000 }, () => {
+  let harness: ConsoleHarness;
+  beforeAll(async () => {
+    harness = await startConsole();
+  }, 180_000);
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("B14 a delayed reply for an earlier selection does not replace the newer selection", async () => {
+    const { weather, long } = harness.seeded;
+    const page = await harness.open("/");
+    let delayed = 0;
+    await page.route(`**/ai-gateway/conversations/${weather.id}/messages*`, async (route) => {
+      delayed += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue().catch(() => undefined);
+    });
+    await page.locator(`#list li[data-id="${weather.id}"] a`).click();
+    await page.locator(`#list li[data-id="${long.id}"] a`).click();
+    await expect
+      .poll(() => page.locator("#detail-count").innerText())
+      .toContain("300 messages shown");
+    await page.waitForTimeout(2500);
+    expect(delayed).toBeGreaterThan(0);
+    expect(await page.locator("#content h2").innerText()).toBe(`Conversation ${long.id}`);
+    expect(await page.locator("#content").innerText()).not.toContain("Oslo");
+    expect(await page.locator("#list li.selected").getAttribute("data-id")).toBe(long.id);
+    expect(page.url()).toBe(`${harness.url}/conversations/${long.id}`);
+    await page.close();
+  });
+
+  it("B14 a delayed view reply does not replace the view picked after it", async () => {
+    const { weather } = harness.seeded;
+    const page = await harness.open("/");
+    await page.locator(`#list li[data-id="${weather.id}"] a`).click();
+    await expect.poll(() => page.locator("#content article.message").count()).toBe(8);
+    await page.route("**/messages?*view=model-visible*", async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue().catch(() => undefined);
+    });
+    await page.locator('input[name="view"][value="model-visible"]').check();
+    await page.locator('input[name="view"][value="chatml"]').check();
+    await expect
+      .poll(() => page.locator("#detail-count").innerText())
+      .toContain("chatml messages shown");
+    await page.waitForTimeout(2500);
+    expect(await page.locator('input[name="view"]:checked').getAttribute("value")).toBe("chatml");
+    expect(await page.locator("#detail-count").innerText()).toContain("chatml messages shown");
+    expect(await page.locator("#content").innerText()).toContain("toolu_01Page");
+    await page.close();
+  });
+
+  it("B14 the connection shows offline while the server cannot be reached, retries, and shows connected again", async () => {
+    const page = await harness.open("/");
+    await expect.poll(() => page.locator("#status").innerText()).toBe("connected");
+    const refuse = (route: Route) => route.abort("connectionrefused");
+    await page.route("**/background-agent-jobs*", refuse);
+    await page.route("**/healthz", refuse);
+    await page.locator("#tab-jobs").click();
+    await expect.poll(() => page.locator("#status").innerText()).toMatch(/offline/);
+    await page.unroute("**/background-agent-jobs*");
+    await page.unroute("**/healthz");
+    await page.locator("#retry").click();
+    await expect.poll(() => page.locator("#status").innerText()).toBe("connected");
+    await expect.poll(() => page.locator("#list li[data-id]").count()).toBeGreaterThan(0);
+    await page.close();
+  });
+
+  it("B14 the place in the conversation is kept when the view changes", async () => {
+    const { long } = harness.seeded;
+    const page = await harness.open("/");
+    await page.locator(`#list li[data-id="${long.id}"] a`).click();
+    await expect
+      .poll(() => page.locator("#detail-count").innerText())
+      .toContain("300 messages shown");
+    const middle = page.locator("#content article.message", {
+      hasText: "Message 151 of the long conversation.",
+    });
+    for (let step = 0; step < 40 && (await middle.count()) === 0; step++) {
+      await page.locator("#content").evaluate((node) => node.scrollBy(0, node.clientHeight));
+      await page.waitForTimeout(50);
+    }
+    await middle.evaluate((node) => node.scrollIntoView({ block: "start" }));
+    await page.locator('input[name="view"][value="chatml"]').check();
+    await expect
+      .poll(() => page.locator("#detail-count").innerText())
+      .toContain("chatml messages shown");
+    const top = await page.locator("#content").evaluate((scroller) => {
+      const limit = scroller.getBoundingClientRect().top;
+      const first = [...scroller.querySelectorAll("article.message")].find(
+        (node) => node.getBoundingClientRect().bottom > limit + 4,
+      );
+      return first?.textContent ?? "";
+    });
+    expect(top).toContain("Message 151 of the long conversation.");
+    await page.close();
+  });
+});
