@@ -14,8 +14,8 @@ import { whereOf, type PlacedBlock } from "./history-turns.js";
 import { RawJson, writeJson, type WireValue } from "./json-writer.js";
 
 interface Entry {
-  /** The block's own fields when it was rendered. */
-  readonly fields: Readonly<Record<string, unknown>>;
+  /** A copy of the block's fields when it was rendered. */
+  readonly fields: Block;
   readonly raw: RawJson;
   readonly warnings: readonly Omit<RenderWarning, "where">[];
 }
@@ -51,17 +51,54 @@ export function cachedBlock(
   return raw;
 }
 
-/** True when `block` has exactly the own fields of `fields`, with the same values. */
-function sameFields(fields: Readonly<Record<string, unknown>>, block: Block): boolean {
-  const current = block as unknown as Readonly<Record<string, unknown>>;
-  let count = 0;
-  for (const key in fields) {
-    if (fields[key] !== current[key]) return false;
-    count += 1;
+/**
+ * True when `block` holds the values `copy` was taken with, in every field a renderer reads
+ * (both variants of tool calls and results, so a changed variant counts as a change).
+ */
+function sameFields(copy: Block, block: Block): boolean {
+  if (copy.type !== block.type) return false;
+  const before = copy as Partial<Record<BlockField, unknown>>;
+  const now = block as Partial<Record<BlockField, unknown>>;
+  switch (block.type) {
+    case "text":
+      return before.text === now.text;
+    case "image":
+      return before.sha256 === now.sha256 && before.mimeType === now.mimeType;
+    case "imageOmitted":
+      return before.mimeType === now.mimeType;
+    case "toolCall":
+      return (
+        before.id === now.id &&
+        before.name === now.name &&
+        before.arguments === now.arguments &&
+        before.argumentsBase64 === now.argumentsBase64
+      );
+    case "toolResult":
+      return (
+        before.callID === now.callID &&
+        before.toolName === now.toolName &&
+        before.isError === now.isError &&
+        before.content === now.content &&
+        before.contentBase64 === now.contentBase64
+      );
+    default: {
+      const unreachable: never = block;
+      return unreachable;
+    }
   }
-  for (const key in current) {
-    if (!Object.hasOwn(current, key)) continue;
-    count -= 1;
-  }
-  return count === 0;
 }
+
+/** Every field name of every block type. */
+type BlockField =
+  | "text"
+  | "sha256"
+  | "mimeType"
+  | "id"
+  | "name"
+  | "arguments"
+  | "argumentsBase64"
+  | "callID"
+  | "toolName"
+  | "isError"
+  | "content"
+  | "contentBase64";
