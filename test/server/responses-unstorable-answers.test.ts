@@ -71,18 +71,18 @@ describeEachDialect("answers the store refuses", (getDatabase) => {
     expect(next.statusCode, next.body).toBe(200);
   };
 
-  it("an upstream text with a lone surrogate is stored with U+FFFD in its place (plain and streamed)", async () => {
+  it("an upstream text with lone surrogates and a NUL is stored with U+FFFD in their place (plain and streamed)", async () => {
     upstream.answer = (writer) => {
       writer.start("claude-test");
       writer.text("a\ud800b");
-      writer.text(" c\udfff");
+      writer.text(" c\udfff\u0000");
       writer.end();
     };
     const reply = await create({});
     expect(reply.statusCode, reply.body).toBe(200);
     const response = reply.json();
     expect(response.status).toBe("completed");
-    expect(response.output[0].content[0].text).toBe("a\ufffdb c\ufffd");
+    expect(response.output[0].content[0].text).toBe("a\ufffdb c\ufffd\ufffd");
     expect((await storedRow(response.id))?.status).toBe("completed");
     await continues(response.id);
 

@@ -98,6 +98,32 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
     expectScrubbed(reply.body);
   });
 
+  it("a failed model call for a summary (compress) holds none either", async () => {
+    const answer = upstream.answer;
+    upstream.answer = (writer) => {
+      writer.start("claude-test");
+      writer.text("fine");
+      writer.end();
+    };
+    const created = await server.app.inject({
+      method: "POST",
+      url: "/v1/responses",
+      headers: alice,
+      payload: { model: "claude-test", input: "hi" },
+    });
+    expect(created.statusCode).toBe(200);
+    upstream.answer = answer;
+    const reply = await server.app.inject({
+      method: "POST",
+      url: `/v1/responses/${created.json().id}/compress`,
+      headers: alice,
+      payload: { model: "claude-test" },
+    });
+    expect(reply.statusCode).toBeGreaterThanOrEqual(400);
+    expect(reply.body).toContain("invalid x-api-key");
+    expectScrubbed(reply.body);
+  });
+
   it("a connection failure names no upstream host", async () => {
     const closed = await startControlledUpstream();
     const url = closed.url;

@@ -3,7 +3,7 @@ import type { GatewayFacts, GatewayMessage, GatewayMessageStore } from "../../ga
 import type { Block } from "../../history/message.js";
 import type { ProviderId, RoundResult } from "../../providers/index.js";
 import type { Sanitizer } from "../../trajectory/sanitizer.js";
-import { cutAtCodePoint, wellFormed, wellFormedBlocks } from "./repair.js";
+import { cutAtCodePoint, storableText, storableBlocks } from "./repair.js";
 
 /**
  * How a started response ends (docs/server.md, "Response lifecycle"): every response the server
@@ -61,7 +61,7 @@ export function errorFacts(error: VerbatimError, sanitizer: Sanitizer): GatewayF
     error: {
       code: cutAtCodePoint(error.code, 100),
       message: cutAtCodePoint(
-        sanitizer.sanitizeText(wellFormed(error.message)).value,
+        sanitizer.sanitizeText(storableText(error.message)).value,
         ERROR_MESSAGE_MAX,
       ),
     },
@@ -95,7 +95,7 @@ export async function finishResponse(
       const { result } = ending;
       return await finish({
         status: result.stopReason === "max_tokens" ? "incomplete" : "completed",
-        content: wellFormedBlocks(result.message.content),
+        content: storableBlocks(result.message.content),
         gateway: answerFacts(result, provider),
       });
     }
@@ -103,7 +103,7 @@ export async function finishResponse(
       if (ending.stopped === "lost") return await store.getMessage(subject, output.id);
       return await finish({
         status: ending.stopped === "cancelled" ? "cancelled" : "incomplete",
-        content: wellFormedBlocks(ending.partial),
+        content: storableBlocks(ending.partial),
         gateway: { stopReason: ending.stopped },
       });
     }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { cutAtCodePoint, wellFormed, wellFormedBlocks } from "./repair.js";
+import { cutAtCodePoint, storableText, storableBlocks } from "./repair.js";
 
 describe("repairing what an upstream sends", () => {
   it("replaces lone surrogates (high, low, at either end) with U+FFFD and keeps pairs", () => {
-    expect(wellFormed("a\ud800b\udc00c")).toBe("a\ufffdb\ufffdc");
-    expect(wellFormed("\udfff😀\ud83d")).toBe("\ufffd😀\ufffd");
-    expect(wellFormed("plain")).toBe("plain");
+    expect(storableText("a\ud800b\udc00c")).toBe("a\ufffdb\ufffdc");
+    expect(storableText("\udfff😀\ud83d")).toBe("\ufffd😀\ufffd");
+    expect(storableText("plain")).toBe("plain");
+    expect(storableText("nul\u0000here")).toBe("nul\ufffdhere");
   });
 
   it("cuts at a code point boundary, never between the halves of a pair", () => {
@@ -17,7 +18,7 @@ describe("repairing what an upstream sends", () => {
 
   it("repairs every string of a block, leaving other values as they are", () => {
     expect(
-      wellFormedBlocks([
+      storableBlocks([
         { type: "text", text: "x\ud800" },
         { type: "toolCall", id: "call\udc00", name: "f", arguments: "{}" },
       ]),

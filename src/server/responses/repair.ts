@@ -1,20 +1,21 @@
+import { repairStoredText } from "../../core/stored-text.js";
 import type { Block } from "../../history/message.js";
 
 /**
  * What an upstream sends that the store cannot keep as it is, made storable (docs/server.md,
- * "Response lifecycle"): lone surrogates become U+FFFD, texts over a length limit are cut at a
- * code point boundary (never between the two halves of a pair).
+ * "Response lifecycle"), by the one stored-text rule (src/core/stored-text.ts): lone surrogates
+ * and NULs become U+FFFD, texts over a length limit are cut at a code point boundary (never
+ * between the two halves of a pair).
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** The text with each lone surrogate replaced by U+FFFD. */
-export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
+/** The text with each lone surrogate and NUL replaced by U+FFFD. */
+export function storableText(text: string): string {
+  return repairStoredText(text);
 }
 
-/** At most `maxLength` UTF-16 units of well-formed text, cut at a code point boundary. */
+/** At most `maxLength` UTF-16 units of storable text, cut at a code point boundary. */
 export function cutAtCodePoint(text: string, maxLength: number): string {
-  const repaired = wellFormed(text);
+  const repaired = storableText(text);
   if (repaired.length <= maxLength) return repaired;
   let end = maxLength;
   const last = repaired.charCodeAt(end - 1);
@@ -22,12 +23,12 @@ export function cutAtCodePoint(text: string, maxLength: number): string {
   return repaired.slice(0, end);
 }
 
-/** The blocks with every string made well-formed (blocks hold only strings and booleans). */
-export function wellFormedBlocks(blocks: readonly Block[]): Block[] {
+/** The blocks with every string made storable (blocks hold only strings and booleans). */
+export function storableBlocks(blocks: readonly Block[]): Block[] {
   return blocks.map((block) => {
     const copy: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(block)) {
-      copy[key] = typeof value === "string" ? wellFormed(value) : value;
+      copy[key] = typeof value === "string" ? storableText(value) : value;
     }
     return copy as unknown as Block;
   });

@@ -11,10 +11,10 @@ import {
 import { ResponseLeases } from "../../gateway/response-leases.js";
 import type { Sanitizer } from "../../trajectory/sanitizer.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { upstreamFailure } from "../upstream/failure.js";
 import { upstreamErrorSanitizer } from "../upstream/scrub.js";
 import { finishResponse, type StopCause } from "./finish.js";
 import { PartialAnswer } from "./partial-answer.js";
-import { wellFormed } from "./repair.js";
 import {
   callsOf,
   inputToMessages,
@@ -35,34 +35,6 @@ const toMessage = (message: GatewayMessage): Message => ({
   role: message.role,
   content: message.content,
 });
-
-function upstreamError(error: unknown): VerbatimError {
-  if (isVerbatimError(error)) {
-    if (error.code === "provider_api_key_missing") {
-      return new VerbatimError("upstream_not_configured", error.message, {
-        hint: "Set the provider's API key in the server's environment (docs/server.md)",
-      });
-    }
-    if (error.code === "provider_timeout") {
-      return new VerbatimError("upstream_timeout", error.message, {
-        ...(error.hint === undefined ? {} : { hint: error.hint }),
-        cause: error,
-      });
-    }
-    if (error.code.startsWith("provider_")) {
-      return new VerbatimError("upstream_failed", error.message, {
-        ...(error.hint === undefined ? {} : { hint: error.hint }),
-        cause: error,
-      });
-    }
-    return error;
-  }
-  return new VerbatimError(
-    "upstream_failed",
-    `the upstream request failed: ${error instanceof Error ? error.message : String(error)}`,
-    { cause: error },
-  );
-}
 
 function toolDefinitions(tools: CreateResponseBody["tools"]): ToolDefinition[] {
   return (tools ?? []).map((tool) => ({
@@ -112,22 +84,6 @@ export class ResponsesService {
       upstream.responseLeaseMs === undefined ? {} : { leaseMilliseconds: upstream.responseLeaseMs },
     );
     this.#sanitizer = upstreamErrorSanitizer(upstream);
-  }
-
-  /** The upstream failure as the caller sees it and the store keeps it: scrubbed. */
-  #scrubbed(error: unknown): VerbatimError {
-    const failure = upstreamError(error);
-    const message = this.#sanitizer.sanitizeText(wellFormed(failure.message)).value;
-    const hint =
-      failure.hint === undefined
-        ? undefined
-        : this.#sanitizer.sanitizeText(wellFormed(failure.hint)).value;
-    if (message === failure.message && hint === failure.hint) return failure;
-    return new VerbatimError(failure.code, message, {
-      ...(failure.where === undefined ? {} : { where: failure.where }),
-      ...(hint === undefined ? {} : { hint }),
-      cause: failure,
-    });
   }
 
   async create(
@@ -257,7 +213,7 @@ export class ResponsesService {
         }
         result = next.value;
       } catch (error) {
-        if (stopped === undefined) failure = this.#scrubbed(error);
+        if (stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
       }
       const final = await finishResponse(
         this.store,

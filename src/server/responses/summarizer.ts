@@ -1,6 +1,8 @@
 import type { Summarizer, SummaryRequest, SummaryResult } from "../../gateway/index.js";
 import { renderRequest, sendRound } from "../../providers/index.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { upstreamFailure } from "../upstream/failure.js";
+import { upstreamErrorSanitizer } from "../upstream/scrub.js";
 import { modelVisibleHistory } from "./model-context.js";
 
 export const SUMMARY_INSTRUCTIONS =
@@ -8,9 +10,13 @@ export const SUMMARY_INSTRUCTIONS =
 
 const SUMMARY_REQUEST = "Summarise the conversation so far, as instructed.";
 
-/** A Summarizer that makes one model call through src/providers, to the configured upstream. */
+/**
+ * A Summarizer that makes one model call through src/providers, to the configured upstream; its
+ * failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
+ */
 export function providerSummarizer(config: UpstreamConfig, model: string): Summarizer {
   const { provider, upstream } = resolveUpstream(config, model);
+  const sanitizer = upstreamErrorSanitizer(config);
   return {
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
       const { history } = modelVisibleHistory([
@@ -37,7 +43,9 @@ export function providerSummarizer(config: UpstreamConfig, model: string): Summa
           maxRetries: config.maxRetries,
           ...(request.signal === undefined ? {} : { signal: request.signal }),
         },
-      );
+      ).catch((error: unknown) => {
+        throw upstreamFailure(error, sanitizer);
+      });
       const text = result.message.content
         .map((block) => (block.type === "text" ? block.text : ""))
         .join("");
