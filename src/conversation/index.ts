@@ -9,6 +9,7 @@ export type {
   BackendRoundRequest,
   BackendRoundResult,
 } from "./backend.js";
+export { restoredSessionMessage } from "./backend.js";
 export type {
   ChangeKind,
   CompactionPreview,

@@ -26,7 +26,6 @@ const INTERNALS = [
   "CanonicalFragment",
   "formatJsonPath",
   "BASE64_PATTERN",
-  "restoredSessionMessage",
   "CLI_TRANSCRIPT_LIMIT",
   "toolDefinition",
   "runCliProcess",
