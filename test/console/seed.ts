@@ -15,6 +15,7 @@ export interface Seeded {
   readonly weather: {
     readonly id: string;
     readonly firstUser: string;
+    readonly call: string;
     readonly toolResult: string;
     readonly answer: string;
     readonly forkAnswer: string;
@@ -85,8 +86,13 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
       },
     ],
   });
-  const [firstUser, , toolResult, answer] = weather;
-  if (firstUser === undefined || toolResult === undefined || answer === undefined) {
+  const [firstUser, call, toolResult, answer] = weather;
+  if (
+    firstUser === undefined ||
+    call === undefined ||
+    toolResult === undefined ||
+    answer === undefined
+  ) {
     throw new Error("the seed wrote fewer messages than it asked for");
   }
   const [forkAnswer] = await store.appendMessages(subject, {
@@ -221,6 +227,7 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
     weather: {
       id: firstUser.conversationId,
       firstUser: firstUser.id,
+      call: call.id,
       toolResult: toolResult.id,
       answer: answer.id,
       forkAnswer: forkAnswer.id,

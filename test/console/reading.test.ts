@@ -1,0 +1,120 @@
+/**
+ * The console reads a conversation like a conversation (B14, issue 20): turns, tool calls
+ * paired with their results, facts per model call, images with their SHA-256, a failure and a
+ * compression summary shown as what they are, forks with a picker, and a long conversation
+ * read to its end.
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_OPERATOR_TOKEN } from "../support/server.js";
+import { hasChromium, SCREENSHOTS, startConsole, type ConsoleHarness } from "./harness.js";
+import { LONG_LAST_TEXT } from "./seed.js";
+
+if (!hasChromium)
+  process.stderr.write(
+    "\n[notice] /usr/bin/chromium is missing: the console browser tests are SKIPPED\n\n",
+  );
+
+describe.skipIf(!hasChromium)(
+  "console: reading conversations in Chromium",
+  { timeout: 180_000 },
+  () => {
+    let harness: ConsoleHarness;
+    beforeAll(async () => {
+      harness = await startConsole();
+    }, 180_000);
+    afterAll(async () => {
+      await harness?.close();
+    });
+
+    it("B14 a conversation reads as turns: a call paired with its result, facts per call, the image's SHA-256, a failure and a summary as such", async () => {
+      const { weather } = harness.seeded;
+      const page = await harness.open("/");
+      await page.locator(`#list li[data-id="${weather.id}"] a`).click();
+      await expect.poll(() => page.url()).toBe(`${harness.url}/conversations/${weather.id}`);
+      const content = page.locator("#content");
+      await expect.poll(() => content.locator("article.message").count()).toBe(8);
+      const text = await content.innerText();
+      expect(text).toContain("Turn 1");
+      expect(text).toContain("claude-sonnet-4-5");
+      expect(text).toContain("tokens in 812, cache read 1,200, cache write 64, out 41");
+      expect(text).toContain(`SHA-256 ${"a".repeat(64)}`);
+      expect(text).toContain("upstream_overloaded: the provider is overloaded");
+      expect(text).toContain("compression summary");
+      expect(text).toContain("Replaces");
+      expect(text).toMatch(/3 model calls · tokens in 2,417/);
+      // The call links to its result and the result back to its call.
+      const call = content.locator('[data-call="toolu_01Page"]');
+      await expect
+        .poll(() => call.locator("a.pair").getAttribute("href"))
+        .toBe(`/conversations/${weather.id}/messages/${weather.toolResult}`);
+      await call.locator("a.pair").click();
+      await expect
+        .poll(() => page.url())
+        .toBe(`${harness.url}/conversations/${weather.id}/messages/${weather.toolResult}`);
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute("data-id")))
+        .toBe(weather.toolResult);
+      await page.screenshot({ path: join(SCREENSHOTS, "conversation-stored-1440.png") });
+      await page.close();
+    });
+
+    it("B14 a fork is a branch in the picker; picking one shows that branch alone and says which", async () => {
+      const { weather } = harness.seeded;
+      const page = await harness.open("/");
+      await page.locator(`#list li[data-id="${weather.id}"] a`).click();
+      await page.locator('input[name="view"][value="chatml"]').check();
+      await expect.poll(() => page.locator("#branch option").count()).toBe(3);
+      await expect
+        .poll(() => page.locator("#detail-count").innerText())
+        .toContain("all 2 branches in the order written");
+      await page.locator("#branch").selectOption(weather.forkAnswer);
+      await expect
+        .poll(() => page.url())
+        .toBe(
+          `${harness.url}/conversations/${weather.id}?view=chatml&anchor=${weather.forkAnswer}`,
+        );
+      await expect.poll(() => page.locator("#content article.message").count()).toBe(2);
+      const text = await page.locator("#content").innerText();
+      expect(text).toContain("another branch: rain later");
+      expect(text).not.toContain("It is sunny in Oslo");
+      expect(await page.locator("#detail-count").innerText()).toContain(
+        `the context of ${weather.forkAnswer}`,
+      );
+      await page.goBack();
+      await expect.poll(() => page.locator("#content article.message").count()).toBeGreaterThan(2);
+      await page.close();
+    });
+
+    it("B14 a 300-message conversation shows its last message after scrolling, and says how many are shown", async () => {
+      const { long } = harness.seeded;
+      const page = await harness.open("/");
+      await page.locator(`#list li[data-id="${long.id}"] a`).click();
+      await expect
+        .poll(() => page.locator("#detail-count").innerText())
+        .toContain("300 messages shown (all 300 stored messages)");
+      const last = page.locator(`article[data-id="${long.last}"]`);
+      for (let step = 0; step < 60 && !(await last.isVisible()); step++) {
+        await page.locator("#content").evaluate((node) => node.scrollBy(0, node.clientHeight));
+        await page.waitForTimeout(50);
+      }
+      await expect.poll(() => last.isVisible()).toBe(true);
+      expect(await last.innerText()).toContain(LONG_LAST_TEXT);
+      // Virtualised: far fewer message nodes exist than messages.
+      expect(await page.locator("#content article.message").count()).toBeLessThan(300);
+      await page.close();
+    });
+
+    it("B14 the token comes from the fragment, is removed from the address and never sent in a URL", async () => {
+      const page = await harness.browser.newPage();
+      const requests: string[] = [];
+      page.on("request", (request) => requests.push(request.url()));
+      await page.goto(`${harness.url}/#token=${encodeURIComponent(TEST_OPERATOR_TOKEN)}`);
+      expect(page.url()).toBe(`${harness.url}/`);
+      await expect.poll(() => page.locator("#status").innerText()).toBe("connected");
+      await expect.poll(() => page.locator("#list li[data-id]").count()).toBeGreaterThan(0);
+      expect(requests.some((one) => one.includes(TEST_OPERATOR_TOKEN))).toBe(false);
+      await page.close();
+    });
+  },
+);
