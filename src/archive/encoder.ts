@@ -84,6 +84,38 @@ export class ConversationEncoder {
     return Buffer.from(ELEMENT_INDENT + canonicalJsonFragment(value, 2));
   }
 
+  /**
+   * One full run as one buffer. Elements without a chunk are encoded as text and turned into
+   * bytes together (no buffer per element); chunks already held are reused. The elements'
+   * own chunks are then forgotten: the run holds their bytes.
+   */
+  private joinRun(
+    values: readonly unknown[],
+    start: number,
+    end: number,
+    reusedChunk: (index: number) => Buffer | undefined,
+  ): Buffer {
+    const parts: Buffer[] = [];
+    let text = "";
+    for (let index = start; index < end; index++) {
+      const value = values[index];
+      const isObject = typeof value === "object" && value !== null;
+      const chunk = reusedChunk(index) ?? (isObject ? this.elementChunks.get(value) : undefined);
+      if (index > 0) text += ",";
+      if (chunk === undefined) {
+        if (value === undefined) canonicalJsonFragment([undefined]); // refuses with the writer's error
+        text += ELEMENT_INDENT + canonicalJsonFragment(value, 2);
+      } else {
+        if (text.length > 0) parts.push(Buffer.from(text));
+        text = "";
+        parts.push(chunk);
+      }
+      if (isObject) this.elementChunks.delete(value);
+    }
+    if (text.length > 0) parts.push(Buffer.from(text));
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
   private encodeArray(key: string, values: readonly unknown[], pieces: Buffer[]): void {
     if (values.length === 0) {
       this.arrays.set(key, { values, chunks: [], runs: [] });
@@ -121,16 +153,7 @@ export class ConversationEncoder {
       for (let index = start; run !== undefined && index < end; index++) {
         if (previousValues[index] !== values[index]) run = undefined;
       }
-      if (run === undefined) {
-        const parts: Buffer[] = [];
-        for (let index = start; index < end; index++) {
-          const value = values[index];
-          if (index > 0) parts.push(COMMA);
-          parts.push(reusedChunk(index) ?? this.elementChunk(value));
-          if (typeof value === "object" && value !== null) this.elementChunks.delete(value);
-        }
-        run = Buffer.concat(parts);
-      }
+      if (run === undefined) run = this.joinRun(values, start, end, reusedChunk);
       runs.push(run);
       pieces.push(run);
     }

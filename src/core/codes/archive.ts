@@ -21,7 +21,7 @@ export const archiveCodes = defineCodes([
     code: "archive_unsafe_path",
     httpStatus: 409,
     meaning:
-      "A save must replace or remove agent/ or agent/conversation.json, but a symbolic link (or another kind of file) is there; verbatim neither follows nor deletes links.",
+      "A save must write in or remove agent/, agent/images/ or agent/conversation.json, but a symbolic link (or another kind of file) is there; verbatim neither follows nor deletes links, and nothing was read, written or deleted through it.",
     remedy: "Remove the link by hand (or move it elsewhere) and save again.",
   },
   {
