@@ -7,9 +7,11 @@ import {
   type StoredMessage,
   type View,
 } from "./api.js";
+import { branchesNode } from "./branches.js";
 import { compareNode } from "./compare.js";
 import {
   ConversationModel,
+  type Branch,
   projectedSources,
   searchableText,
   usageTotals,
@@ -219,6 +221,7 @@ export class ConversationView {
         },
       });
     });
+    if (this.rows.length === 0 && added.length > 0) performance.mark("verbatim:first-rows");
     this.rows.push(...added);
     this.list.append(added);
     this.onRowsAdded();
@@ -247,6 +250,7 @@ export class ConversationView {
     contextLength?: number,
   ): void {
     this.complete = true;
+    performance.mark("verbatim:all-rows");
     const what =
       this.target.view === "stored" && anchor === undefined
         ? "messages"
@@ -265,71 +269,26 @@ export class ConversationView {
     return this.complete;
   }
 
-  private renderBranches(
-    branches: ReturnType<ConversationModel["branches"]>,
-    anchor?: string,
-  ): void {
-    if (branches.length <= 1) {
-      this.branchBox.replaceChildren(
-        element("p", { class: "muted" }, branches.length === 1 ? "One branch (no fork)." : ""),
-      );
-      return;
-    }
-    const picker = element("select", { id: "branch", "aria-label": "branch" }) as HTMLSelectElement;
-    picker.append(
-      element(
-        "option",
-        { value: "" },
-        this.target.view === "model-visible"
-          ? "the newest message's branch"
-          : "all branches, in the order written",
-      ),
-    );
-    branches.forEach((branch, index) => {
-      const option = element(
-        "option",
-        { value: branch.leaf.id },
-        `branch ${index + 1}: ${branch.length} messages, ends at ${branch.leaf.id}${branch.forkedAt === null ? "" : `, forks after ${branch.forkedAt}`}`,
-      ) as HTMLOptionElement;
-      option.selected = branch.leaf.id === anchor && this.target.anchor !== undefined;
-      picker.append(option);
-    });
-    picker.addEventListener("change", () => {
-      const link =
-        picker.value === "" ? this.linkFor("", undefined) : this.linkFor("", picker.value);
-      document.dispatchEvent(new CustomEvent("console:navigate", { detail: link }));
-    });
-    const tree = element("ul", { class: "branch-tree" });
-    branches.forEach((branch, index) => {
-      tree.append(
-        element(
-          "li",
-          {},
-          element("a", { href: this.linkFor("", branch.leaf.id) }, `branch ${index + 1}`),
-          ` · ${branch.length} messages · `,
-          branch.forkedAt === null
-            ? "the first branch"
-            : element(
-                "span",
-                {},
-                "forks after ",
-                element(
-                  "a",
-                  {
-                    href: this.linkFor(branch.forkedAt, this.target.anchor),
-                    "data-jump": branch.forkedAt,
-                  },
-                  branch.forkedAt,
-                ),
-              ),
-          branch.leaf.id === anchor ? " · shown" : "",
-        ),
-      );
-    });
+  private renderBranches(branches: readonly Branch[], anchor?: string): void {
     this.branchBox.replaceChildren(
-      element("label", { for: "branch" }, `${branches.length} branches: `),
-      picker,
-      element("details", {}, element("summary", {}, "branch tree"), tree),
+      branchesNode(
+        this.model,
+        branches,
+        {
+          shown: anchor,
+          picked: this.target.anchor !== undefined,
+          allLabel:
+            this.target.view === "model-visible"
+              ? "the newest message's branch"
+              : "all branches, in the order written",
+        },
+        {
+          branch: (leaf) => this.linkFor("", leaf),
+          message: (messageId) => this.linkFor(messageId, this.target.anchor),
+          navigate: (address) =>
+            document.dispatchEvent(new CustomEvent("console:navigate", { detail: address })),
+        },
+      ),
     );
   }
 

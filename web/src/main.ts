@@ -3,9 +3,10 @@ import { Connection } from "./connection.js";
 import { ConversationView } from "./conversation-view.js";
 import { element } from "./dom.js";
 import { ListView } from "./list-view.js";
-import { jobRows } from "./render-job.js";
+import { showJob } from "./job-view.js";
+import { findNext, installKeys, type SearchableRow } from "./keys.js";
 import { formatRoute, parseRoute, type Route } from "./route.js";
-import { VirtualList, type Row } from "./virtual-list.js";
+import type { Row, VirtualList } from "./virtual-list.js";
 
 /**
  * The operator console: deep-linked routes (history API), the list of conversations or jobs,
@@ -166,52 +167,7 @@ function loadDetail(keepPlace: string | undefined): void {
     (detail) => {
       if (controller.signal.aborted) return;
       connection.succeeded();
-      const { rows, itemCount } = jobRows(detail, (key) =>
-        formatRoute({ ...current, target: key }),
-      );
-      const virtual = new VirtualList(content, { "aria-label": "turns and items" });
-      jobList = { list: virtual, rows };
-      const messageCount = detail.turns.reduce(
-        (sum, turn) => sum + (turn.trajectory.messages?.length ?? 0),
-        0,
-      );
-      content.replaceChildren(
-        back,
-        element("h2", {}, `Job ${detail.job.id}`),
-        element(
-          "p",
-          { class: "count", id: "detail-count" },
-          `${detail.job.status} · ${detail.turns.length} turns · ${current.view === "stored" ? `${itemCount.toLocaleString("en")} items` : `${messageCount.toLocaleString("en")} ${current.view} messages`} (all shown) · subject ${detail.job.subject_uid} · conversation `,
-          element(
-            "a",
-            {
-              href: formatRoute({
-                section: "conversations",
-                id: String(detail.job.conversation_id),
-                view: current.view,
-              }),
-            },
-            String(detail.job.conversation_id),
-          ),
-        ),
-        element(
-          "details",
-          {},
-          element("summary", {}, "job record (JSON)"),
-          element("pre", { class: "json" }, JSON.stringify(detail.job, null, 2)),
-        ),
-        virtual.node,
-      );
-      virtual.append(
-        rows.map((row) => ({
-          key: row.key,
-          build: () => {
-            const node = row.build();
-            node.setAttribute("data-row", row.key);
-            return node;
-          },
-        })),
-      );
+      jobList = showJob(detail, current, content, back);
       if (!reveal(target, current.target !== undefined) && current.target !== undefined) {
         content.prepend(
           element(
@@ -298,81 +254,26 @@ function connect(token: string): void {
 
 /** Find within the conversation or job: every loaded row is searched, not only those built. */
 function find(step: 1 | -1): void {
-  const needle = findInput.value.trim().toLowerCase();
-  const rows: { key: string; text: () => string }[] =
+  const rows: readonly SearchableRow[] =
     conversation?.rows ??
     jobList?.rows.map((row) => ({
       key: row.key,
       text: () => (row.build().textContent ?? "").toLowerCase(),
     })) ??
     [];
-  if (needle === "" || rows.length === 0) {
-    findCount.textContent = "";
-    return;
-  }
-  const matches = rows.flatMap((row, index) => (row.text().includes(needle) ? [index] : []));
-  if (matches.length === 0) {
-    findCount.textContent = "no match";
-    return;
-  }
-  const after = matches.findIndex((index) => (step === 1 ? index > findAt : false));
-  let position =
-    step === 1 ? (after === -1 ? 0 : after) : matches.findLastIndex((index) => index < findAt);
-  if (position === -1) position = matches.length - 1;
-  findAt = matches[position] ?? 0;
-  findCount.textContent = `match ${position + 1} of ${matches.length}`;
-  const key = rows[findAt]?.key ?? "";
   const owner = conversation?.list ?? jobList?.list;
-  const node = owner?.reveal(key, (one) => `[data-row="${CSS.escape(one)}"]`);
-  if (node !== undefined) {
-    for (const old of content.querySelectorAll(".found")) old.classList.remove("found");
-    node.classList.add("found");
-    node.scrollIntoView({ block: "center" });
-  }
+  findAt = findNext({
+    rows,
+    needle: findInput.value,
+    step,
+    from: findAt,
+    list: owner,
+    content,
+    count: findCount,
+  });
 }
 
-/** Arrow keys (or j/k) move through the rows of the pane; the list moves with arrow keys. */
-function moveFocus(step: 1 | -1): void {
-  const active = document.activeElement;
-  const articles = [...content.querySelectorAll<HTMLElement>("[data-row]")];
-  if (articles.length === 0) return;
-  const currentRow =
-    active instanceof HTMLElement ? active.closest<HTMLElement>("[data-row]") : null;
-  const index = currentRow === null ? -1 : articles.indexOf(currentRow);
-  const next =
-    index === -1
-      ? articles.find(
-          (one) => one.getBoundingClientRect().bottom > content.getBoundingClientRect().top,
-        )
-      : articles[index + step];
-  if (next === undefined) return;
-  next.tabIndex = -1;
-  next.focus();
-  next.scrollIntoView({ block: "nearest" });
-}
-
-content.addEventListener("keydown", (event) => {
-  const inField =
-    event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement;
-  if (inField) return;
-  if (event.key === "ArrowDown" || event.key === "j") {
-    event.preventDefault();
-    moveFocus(1);
-  } else if (event.key === "ArrowUp" || event.key === "k") {
-    event.preventDefault();
-    moveFocus(-1);
-  }
-});
-list.addEventListener("keydown", (event) => {
-  if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
-  const links = [...list.querySelectorAll<HTMLAnchorElement>("li[data-id] a")];
-  const index = links.indexOf(document.activeElement as HTMLAnchorElement);
-  const next = links[index + (event.key === "ArrowDown" ? 1 : -1)];
-  if (next !== undefined) {
-    event.preventDefault();
-    next.focus();
-  }
-});
+installKeys(content, list);
 document.addEventListener("click", (event) => {
   if (
     event.defaultPrevented ||
