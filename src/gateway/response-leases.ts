@@ -67,22 +67,37 @@ export class ResponseLeases {
     }
   }
 
-  /** Ends the responses whose lease ran out (any server's); returns their ids. */
+  /**
+   * Ends the responses whose lease ran out (any server's); returns their ids. A row that cannot
+   * be ended (its metadata unreadable) is reported to the error handler and left for a person.
+   */
   async endAbandoned(): Promise<string[]> {
     const ended: string[] = [];
     for (;;) {
       const now = this.#now().toISOString();
       const rows = await findExpiredLeaseRows(this.#database.db, now, ENDED_PER_ROUND);
+      let endedNow = 0;
       for (const row of rows) {
-        const stored = parseStoredMetadata(row, row.metadata);
-        const metadata: GatewayMessageMetadata = {
-          caller: stored.caller,
-          gateway: { ...stored.gateway, stopReason: SERVER_INTERRUPTED },
-        };
-        const final = { status: "incomplete", metadata: JSON.stringify(metadata), updated_at: now };
-        if (await endAbandonedRow(this.#database.db, row, final, now)) ended.push(row.id);
+        let final: { status: string; metadata: string; updated_at: string };
+        try {
+          const stored = parseStoredMetadata(row, row.metadata);
+          const metadata: GatewayMessageMetadata = {
+            caller: stored.caller,
+            gateway: { ...stored.gateway, stopReason: SERVER_INTERRUPTED },
+          };
+          final = { status: "incomplete", metadata: JSON.stringify(metadata), updated_at: now };
+        } catch (error) {
+          this.#onError(error);
+          continue;
+        }
+        if (await endAbandonedRow(this.#database.db, row, final, now)) {
+          ended.push(row.id);
+          endedNow++;
+        }
       }
-      if (rows.length < ENDED_PER_ROUND) return ended;
+      // Another batch only when this one was full and all of it ended (never loops on a row
+      // that cannot be ended).
+      if (rows.length < ENDED_PER_ROUND || endedNow < rows.length) return ended;
     }
   }
 

@@ -8,6 +8,9 @@ import type { StoreSchema } from "../schema.js";
  * decides (src/gateway/response-leases.ts).
  */
 
+/** Ids per renewal statement: well under both databases' limits on bound parameters. */
+const IDS_PER_STATEMENT = 1000;
+
 /**
  * Moves the leases of the given in_progress messages to `expiresAt`; returns the ids it renewed
  * (a message missing from the answer is no longer in_progress: finished or cancelled elsewhere).
@@ -17,15 +20,18 @@ export async function renewLeaseRows(
   messageIds: readonly string[],
   expiresAt: string,
 ): Promise<Set<string>> {
-  if (messageIds.length === 0) return new Set();
-  const rows = await db
-    .updateTable("ai_gateway_messages")
-    .set({ lease_expires_at: expiresAt })
-    .where("id", "in", [...messageIds])
-    .where("status", "=", "in_progress")
-    .returning("id")
-    .execute();
-  return new Set(rows.map((row) => row.id));
+  const renewed = new Set<string>();
+  for (let start = 0; start < messageIds.length; start += IDS_PER_STATEMENT) {
+    const rows = await db
+      .updateTable("ai_gateway_messages")
+      .set({ lease_expires_at: expiresAt })
+      .where("id", "in", messageIds.slice(start, start + IDS_PER_STATEMENT))
+      .where("status", "=", "in_progress")
+      .returning("id")
+      .execute();
+    for (const row of rows) renewed.add(row.id);
+  }
+  return renewed;
 }
 
 /** In_progress messages whose lease ran out before `now`, oldest lease first. */
