@@ -13,7 +13,7 @@ const allowed = {
   store: ["core", "history", "trajectory"],
   gateway: ["core", "history", "trajectory", "store", "providers", "pricing"],
   server: ["core", "history", "trajectory", "store", "gateway", "providers", "pricing"],
-  interop: ["core", "history", "format", "trajectory"],
+  interop: ["core", "history", "format", "archive", "trajectory"],
 };
 const layers = [...Object.keys(allowed), "cli"];
 

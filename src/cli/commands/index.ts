@@ -79,6 +79,13 @@ export const commandEntries: readonly CommandEntry[] = [
     load: async () => (await import("./trajectory-project.js")).trajectoryProject,
   },
   {
+    words: ["import"],
+    usage: "claude-code|codex <path…> --into <package folder> [--json]",
+    summary:
+      "Import Claude Code sessions or Codex rollouts (files or folders) into format-1 packages, one per conversation; re-runs change nothing.",
+    load: async () => (await import("./import.js")).importCommand,
+  },
+  {
     words: ["serve"],
     usage: "[--db <sqlite path | postgres url>] [--host H] [--port P] [--upstream echo]",
     summary:

@@ -1,0 +1,99 @@
+import { resolve } from "node:path";
+import {
+  CONVERSATION_SOURCES,
+  acceptsFile,
+  importIntoPackages,
+  leftOutTotals,
+  listSourceFiles,
+  progressLine,
+  type ConversationSource,
+  type PackageImportReport,
+} from "../../interop/index.js";
+import {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  parseCommandArgs,
+  usageError,
+  type Command,
+} from "../command.js";
+import { processIO, type CliIO } from "../io.js";
+
+const SOURCES: readonly string[] = [...CONVERSATION_SOURCES];
+
+function isConversationSource(source: string): source is ConversationSource {
+  return (CONVERSATION_SOURCES as readonly string[]).includes(source);
+}
+
+export const importCommand: Command = {
+  words: ["import"],
+  usage: "claude-code|codex <path…> --into <package folder> [--json]",
+  summary:
+    "Import Claude Code sessions or Codex rollouts (files or folders) into format-1 packages, one per conversation; re-runs change nothing.",
+  async run(args, io) {
+    const { positionals, values } = parseCommandArgs(
+      this,
+      args,
+      { into: { type: "string" }, json: { type: "boolean" } },
+      { min: 2, max: Number.MAX_SAFE_INTEGER },
+    );
+    const [source = "", ...paths] = positionals;
+    if (!SOURCES.includes(source)) {
+      throw usageError(
+        this,
+        `unknown source ${JSON.stringify(source)}: expected ${SOURCES.join(", ")}`,
+      );
+    }
+    const into = values.into;
+    if (into === undefined || into === "") throw usageError(this, "--into is required");
+    if (/^(sqlite:|postgres(ql)?:\/\/)/.test(into)) {
+      throw usageError(
+        this,
+        "database targets are imported by the server package's command; give a folder to import into packages",
+      );
+    }
+    if (!isConversationSource(source)) throw usageError(this, `unknown source ${source}`);
+    const json = values.json === true;
+    const files = await listSourceFiles(io.cwd, paths, (name) => acceptsFile(source, name));
+    const bar = !json && io === processIO && process.stderr.isTTY === true;
+    const report = await importIntoPackages({
+      source,
+      files,
+      into: resolve(io.cwd, into),
+      ...(bar ? { onProgress: (progress) => io.stderr(`\r${progressLine(progress)}`) } : {}),
+    });
+    if (bar) io.stderr("\n");
+    if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    else writeSummary(report, io);
+    const failed = report.totals.refused > 0 || report.unreadableFiles.length > 0;
+    return failed ? EXIT_CHECK_FAILED : EXIT_OK;
+  },
+};
+
+function writeSummary(report: PackageImportReport, io: CliIO): void {
+  const { totals } = report;
+  const lines = [
+    `${totals.files} file(s), ${(totals.bytes / 1e6).toFixed(1)} MB, ${totals.messages} history message(s) into ${report.into}`,
+    `imported ${totals.imported}, updated ${totals.updated}, skipped as already imported ${totals.unchanged}, refused ${totals.refused}`,
+  ];
+  for (const conversation of report.conversations) {
+    if (conversation.outcome === "refused")
+      lines.push(`  refused ${conversation.name}: ${conversation.reason ?? ""}`);
+    if (conversation.imagesOmitted > 0) {
+      lines.push(
+        `  ${conversation.name}: ${conversation.imagesOmitted} image(s) over the 20 MiB budget kept as omitted images`,
+      );
+    }
+  }
+  for (const file of report.unreadableFiles)
+    lines.push(`  unreadable ${file.file}: ${file.reason}`);
+  const totalsLeftOut = leftOutTotals(report.leftOut);
+  if (totalsLeftOut.length > 0) {
+    lines.push("left out (each reported; --json lists every file and line):");
+    for (const entry of totalsLeftOut) {
+      lines.push(
+        `  ${entry.what}: ${entry.lines} line(s) in ${entry.files} file(s): ${entry.reason}`,
+      );
+    }
+  }
+  io.stdout(`${lines.join("\n")}\n`);
+}

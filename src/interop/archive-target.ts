@@ -1,0 +1,114 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { openArchive } from "../archive/archive.js";
+import { IMAGE_BUDGET_BYTES } from "../archive/layout.js";
+import type { SavedConversation } from "../format/conversation-schema.js";
+import { isEmptyConversation } from "../format/empty.js";
+import { IMPORTED_NOTICE_KIND, type ImportedConversation } from "./imported.js";
+import { field, recordOf, stringOf } from "./json-access.js";
+
+/**
+ * What happened to one conversation: `imported` (a new package), `updated` (the source grew
+ * since the last import), `unchanged` (already imported from the same bytes: nothing written),
+ * `refused` (the package holds something else; nothing written).
+ */
+export type PackageOutcome = "imported" | "updated" | "unchanged" | "refused";
+
+export interface PackageWrite {
+  readonly name: string;
+  readonly path: string;
+  readonly outcome: PackageOutcome;
+  readonly reason?: string;
+  /** Images the archive's 20 MiB budget (A16) replaced by `imageOmitted` blocks. */
+  readonly imagesOmitted: number;
+}
+
+interface ImportStamp {
+  readonly source: string;
+  readonly sourceId: string;
+  readonly sha256: string;
+}
+
+/** The import stamp of a saved conversation: its first item, an `imported` notice. */
+export function importStampOf(conversation: SavedConversation): ImportStamp | undefined {
+  const first = conversation.items[0];
+  if (
+    first?.type !== "notice" ||
+    first.kind !== IMPORTED_NOTICE_KIND ||
+    first.detail === undefined
+  ) {
+    return undefined;
+  }
+  let detail: unknown;
+  try {
+    detail = JSON.parse(first.detail);
+  } catch {
+    return undefined;
+  }
+  const record = recordOf(detail);
+  const source = stringOf(field(record, "source"));
+  const sourceId = stringOf(field(record, "sourceId"));
+  const sha256 = stringOf(field(record, "sha256"));
+  return source === undefined || sourceId === undefined || sha256 === undefined
+    ? undefined
+    : { source, sourceId, sha256 };
+}
+
+function omittedImages(conversation: SavedConversation): number {
+  let count = 0;
+  for (const message of conversation.history) {
+    for (const block of message.content) if (block.type === "imageOmitted") count++;
+  }
+  return count;
+}
+
+/**
+ * Saves an imported conversation as the package `<into>/<name>` through the archive (canonical
+ * bytes, content-addressed images, the image budget). Idempotent: a package stamped with the
+ * same source, id and source bytes is left as it is; a package holding any other conversation
+ * is never overwritten.
+ */
+export async function writeImportedPackage(
+  into: string,
+  imported: ImportedConversation,
+): Promise<PackageWrite> {
+  const path = join(into, imported.name);
+  await mkdir(path, { recursive: true });
+  const opened = await openArchive(path);
+  const base = { name: imported.name, path };
+  const unreadable = opened.notices.find((notice) => notice.kind === "unreadableConversation");
+  if (unreadable !== undefined) {
+    return {
+      ...base,
+      outcome: "refused",
+      reason: `the package's saved conversation cannot be read (${unreadable.reason}); it was left unchanged`,
+      imagesOmitted: 0,
+    };
+  }
+  let outcome: PackageOutcome = "imported";
+  if (!isEmptyConversation(opened.conversation)) {
+    const stamp = importStampOf(opened.conversation);
+    if (
+      stamp === undefined ||
+      stamp.source !== imported.source ||
+      stamp.sourceId !== imported.sourceId
+    ) {
+      return {
+        ...base,
+        outcome: "refused",
+        reason: `the package already holds another conversation${stamp === undefined ? "" : ` (${stamp.source} ${stamp.sourceId})`}; it was left unchanged`,
+        imagesOmitted: 0,
+      };
+    }
+    if (stamp.sha256 === imported.sourceSha256) {
+      return { ...base, outcome: "unchanged", imagesOmitted: omittedImages(opened.conversation) };
+    }
+    outcome = "updated";
+  }
+  await opened.archive.save(imported.conversation, imported.images);
+  let imageBytes = 0;
+  for (const bytes of imported.images.values()) imageBytes += bytes.length;
+  const imagesOmitted =
+    imageBytes > IMAGE_BUDGET_BYTES ? omittedImages((await openArchive(path)).conversation) : 0;
+  return { ...base, outcome, imagesOmitted };
+}

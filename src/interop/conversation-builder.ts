@@ -1,0 +1,224 @@
+import { sha256Hex } from "../core/hash.js";
+import type { SavedConversation, Usage } from "../format/conversation-schema.js";
+import { emptyConversation } from "../format/empty.js";
+import type { Item } from "../format/items.js";
+import type {
+  Block,
+  ImageBlock,
+  Message,
+  ToolCallBlock,
+  ToolResultBlock,
+} from "../history/message.js";
+
+type ToolItem = Extract<Item, { type: "tool" }>;
+
+interface UserSegment {
+  readonly kind: "user";
+  readonly blocks: Block[];
+}
+
+interface AssistantSegment {
+  readonly kind: "assistant";
+  readonly key: string;
+  readonly blocks: Block[];
+  readonly calls: ToolCallBlock[];
+  readonly results: Map<string, ToolResultBlock>;
+  /** Images tools returned: they reach the model in a user message after the tool message (A3). */
+  readonly resultImages: Block[];
+}
+
+type Segment = UserSegment | AssistantSegment;
+
+/** A tool call the source never answered, given a synthetic result by `finish`. */
+export interface UnansweredCall {
+  readonly call: ToolCallBlock;
+  /** True when the call is the last thing of the conversation (the session stopped in it). */
+  readonly atEnd: boolean;
+}
+
+export interface BuiltConversation {
+  readonly conversation: SavedConversation;
+  readonly images: ReadonlyMap<string, Uint8Array>;
+  readonly unanswered: readonly UnansweredCall[];
+}
+
+const ZERO_USAGE: Usage = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  webSearchRequests: 0,
+};
+
+/**
+ * Builds a format-1 conversation from another tool's records, in order: panel items, and the
+ * model history since the last compaction boundary, with tool results paired to their calls by
+ * id (wherever the source put them) and placed in the tool message right after the assistant
+ * message that made the calls.
+ */
+export class ConversationBuilder {
+  readonly items: Item[] = [];
+  private segments: Segment[] = [];
+  private readonly images = new Map<string, Uint8Array>();
+  private readonly toolItems = new Map<string, ToolItem>();
+  private readonly usages = new Map<string, Usage>();
+  private openAssistant: AssistantSegment | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+
+  item(item: Item): void {
+    this.items.push(item);
+    if (item.type === "tool" && item.callID !== undefined) this.toolItems.set(item.callID, item);
+  }
+
+  notice(id: string, kind: string, text: string, detail?: string): void {
+    this.item({ id, type: "notice", kind, text, ...(detail === undefined ? {} : { detail }) });
+  }
+
+  /** Keeps image bytes content-addressed and returns the block that names them. */
+  image(bytes: Uint8Array, mimeType: string): ImageBlock {
+    const sha256 = sha256Hex(bytes);
+    if (!this.images.has(sha256)) this.images.set(sha256, bytes);
+    return { type: "image", sha256, mimeType };
+  }
+
+  user(blocks: readonly Block[]): void {
+    if (blocks.length === 0) return;
+    this.openAssistant = undefined;
+    const last = this.segments[this.segments.length - 1];
+    if (last?.kind === "user") last.blocks.push(...blocks);
+    else this.segments.push({ kind: "user", blocks: [...blocks] });
+  }
+
+  /**
+   * Blocks of an assistant message. Blocks with the same `key` (the source's message id) join
+   * the message still open, even with tool results between them (sources that write one line
+   * per content block).
+   */
+  assistant(key: string, blocks: readonly Block[]): void {
+    let segment = this.openAssistant;
+    if (segment === undefined || segment.key !== key) {
+      segment = {
+        kind: "assistant",
+        key,
+        blocks: [],
+        calls: [],
+        results: new Map(),
+        resultImages: [],
+      };
+      this.segments.push(segment);
+      this.openAssistant = segment;
+    }
+    for (const block of blocks) {
+      segment.blocks.push(block);
+      if (block.type === "toolCall") segment.calls.push(block);
+    }
+  }
+
+  /** Pairs a result with its call by id; false when no call of the history has that id. */
+  toolResult(result: ToolResultBlock, images: readonly Block[] = []): boolean {
+    for (let index = this.segments.length - 1; index >= 0; index--) {
+      const segment = this.segments[index];
+      if (segment?.kind !== "assistant") continue;
+      const call = segment.calls.find((candidate) => candidate.id === result.callID);
+      if (call === undefined) continue;
+      segment.results.set(call.id, { ...result, toolName: call.name });
+      segment.resultImages.push(...images);
+      const item = this.toolItems.get(call.id);
+      if (item !== undefined) item.status = result.isError ? "failed" : "succeeded";
+      return true;
+    }
+    return false;
+  }
+
+  /** The name of the call with this id in the history, if any. */
+  callName(callID: string): string | undefined {
+    for (const segment of this.segments) {
+      if (segment.kind !== "assistant") continue;
+      const call = segment.calls.find((candidate) => candidate.id === callID);
+      if (call !== undefined) return call.name;
+    }
+    return undefined;
+  }
+
+  /**
+   * A compaction boundary: the history starts again; the panel keeps everything. Returns the
+   * number of tool results the history held, whose content only the source keeps now.
+   */
+  compacted(): number {
+    let results = 0;
+    for (const segment of this.segments)
+      if (segment.kind === "assistant") results += segment.results.size;
+    this.segments = [];
+    this.openAssistant = undefined;
+    return results;
+  }
+
+  /** Totals the source reports itself (replacing per-request sums), and its last request. */
+  usageTotals(total: Usage, last: Usage | undefined): void {
+    this.reportedTotals = { total, last };
+  }
+
+  private reportedTotals: { total: Usage; last: Usage | undefined } | undefined;
+
+  /** Usage of one model request; a repeated key replaces the earlier report of that request. */
+  usage(key: string, usage: Usage): void {
+    this.usages.delete(key);
+    this.usages.set(key, usage);
+  }
+
+  /**
+   * The conversation. A call without a result gets `interrupted(call)` as its result (the
+   * result the source tool itself gives an interrupted call) and its tool item is `cancelled`.
+   */
+  finish(interrupted: (call: ToolCallBlock) => ToolResultBlock): BuiltConversation {
+    const history: Message[] = [];
+    const unanswered: UnansweredCall[] = [];
+    const lastIndex = this.segments.length - 1;
+    this.segments.forEach((segment, index) => {
+      if (segment.kind === "user") {
+        history.push({ role: "user", content: segment.blocks });
+        return;
+      }
+      if (segment.blocks.length === 0) return;
+      history.push({ role: "assistant", content: segment.blocks });
+      if (segment.calls.length === 0) return;
+      const results = segment.calls.map((call) => {
+        const result = segment.results.get(call.id);
+        if (result !== undefined) return result;
+        unanswered.push({ call, atEnd: index === lastIndex });
+        const item = this.toolItems.get(call.id);
+        if (item !== undefined) item.status = "cancelled";
+        return interrupted(call);
+      });
+      history.push({ role: "tool", content: results });
+      if (segment.resultImages.length > 0) {
+        history.push({ role: "user", content: segment.resultImages });
+      }
+    });
+    const usage = { ...ZERO_USAGE };
+    let lastRoundUsage: Usage | undefined;
+    for (const round of this.usages.values()) {
+      usage.input += round.input;
+      usage.output += round.output;
+      usage.cacheRead += round.cacheRead;
+      usage.cacheWrite += round.cacheWrite;
+      usage.webSearchRequests += round.webSearchRequests;
+      lastRoundUsage = round;
+    }
+    if (this.reportedTotals !== undefined) {
+      Object.assign(usage, this.reportedTotals.total);
+      lastRoundUsage = this.reportedTotals.last ?? lastRoundUsage;
+    }
+    const conversation: SavedConversation = {
+      ...emptyConversation(),
+      ...(this.provider === undefined ? {} : { provider: this.provider }),
+      ...(this.model === undefined ? {} : { model: this.model }),
+      items: this.items,
+      history,
+      usage,
+      ...(lastRoundUsage === undefined ? {} : { lastRoundUsage }),
+    };
+    return { conversation, images: this.images, unanswered };
+  }
+}

@@ -1,0 +1,13 @@
+export { CONVERSATION_SOURCES, IMPORTED_NOTICE_KIND } from "./imported.js";
+export type { ConversationSource, FileImport, ImportedConversation } from "./imported.js";
+export type { FileAccount, LeftOutEntry } from "./report.js";
+export { importClaudeCodeFile } from "./claude-code/import.js";
+export type { ClaudeCodeFileOptions } from "./claude-code/import.js";
+export { importCodexRollout } from "./codex/import.js";
+export { importStampOf, writeImportedPackage } from "./archive-target.js";
+export type { PackageOutcome, PackageWrite } from "./archive-target.js";
+export { acceptsFile, importIntoPackages } from "./package-import.js";
+export type { ConversationOutcome, ImportProgress, PackageImportReport } from "./package-import.js";
+export { listSourceFiles } from "./source-files.js";
+export { leftOutTotals, progressLine } from "./summary.js";
+export type { LeftOutTotal } from "./summary.js";

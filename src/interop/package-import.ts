@@ -1,0 +1,156 @@
+import { readFile, stat } from "node:fs/promises";
+import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
+import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
+import { importCodexRollout } from "./codex/import.js";
+import type { ConversationSource, FileImport } from "./imported.js";
+import type { FileAccount, LeftOutEntry } from "./report.js";
+
+/** How each conversation source finds its files in a folder and reads one. */
+interface ConversationImporter {
+  accept(name: string): boolean;
+  importFile(file: string, bytes: Uint8Array): Promise<FileImport>;
+}
+
+const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
+  "claude-code": {
+    accept: (name) => name.endsWith(".jsonl"),
+    async importFile(file, bytes) {
+      let meta: string | undefined;
+      if (agentFileId(file) !== undefined) {
+        meta = await readFile(file.replace(/\.jsonl$/, ".meta.json"), "utf8").catch(
+          () => undefined,
+        );
+      }
+      return importClaudeCodeFile(file, bytes, meta === undefined ? {} : { meta });
+    },
+  },
+  codex: {
+    accept: (name) => name.endsWith(".jsonl"),
+    importFile: async (file, bytes) => importCodexRollout(file, bytes),
+  },
+};
+
+export function acceptsFile(source: ConversationSource, name: string): boolean {
+  return importers[source].accept(name);
+}
+
+export interface ImportProgress {
+  readonly files: number;
+  readonly totalFiles: number;
+  readonly bytes: number;
+  readonly totalBytes: number;
+  readonly messages: number;
+}
+
+export interface ConversationOutcome {
+  readonly name: string;
+  readonly sourceId: string;
+  readonly file: string;
+  readonly path: string;
+  readonly outcome: PackageOutcome;
+  readonly reason?: string;
+  readonly messages: number;
+  readonly items: number;
+  readonly images: number;
+  readonly imagesOmitted: number;
+}
+
+export interface PackageImportReport {
+  readonly source: ConversationSource;
+  readonly into: string;
+  readonly files: readonly FileAccount[];
+  readonly conversations: readonly ConversationOutcome[];
+  readonly leftOut: readonly LeftOutEntry[];
+  /** Files that could not be read at all. */
+  readonly unreadableFiles: readonly { readonly file: string; readonly reason: string }[];
+  readonly totals: {
+    readonly files: number;
+    readonly bytes: number;
+    readonly messages: number;
+    readonly imported: number;
+    readonly updated: number;
+    readonly unchanged: number;
+    readonly refused: number;
+  };
+}
+
+/**
+ * Imports source files into one format-1 package per conversation under `into`, one file at a
+ * time (memory is bounded by the largest file, not the folder).
+ */
+export async function importIntoPackages(options: {
+  readonly source: ConversationSource;
+  readonly files: readonly string[];
+  readonly into: string;
+  readonly onProgress?: (progress: ImportProgress) => void;
+}): Promise<PackageImportReport> {
+  const importer = importers[options.source];
+  let totalBytes = 0;
+  for (const file of options.files)
+    totalBytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  const accounts: FileAccount[] = [];
+  const conversations: ConversationOutcome[] = [];
+  const leftOut: LeftOutEntry[] = [];
+  const unreadableFiles: { file: string; reason: string }[] = [];
+  let bytes = 0;
+  let messages = 0;
+  for (const [index, file] of options.files.entries()) {
+    let content: Uint8Array;
+    try {
+      content = await readFile(file);
+    } catch (error) {
+      unreadableFiles.push({
+        file,
+        reason: (error as NodeJS.ErrnoException).code ?? String(error),
+      });
+      continue;
+    }
+    const result = await importer.importFile(file, content);
+    accounts.push(result.account);
+    leftOut.push(...result.leftOut);
+    for (const imported of result.conversations) {
+      const write = await writeImportedPackage(options.into, imported);
+      const history = imported.conversation.history;
+      messages += history.length;
+      conversations.push({
+        name: imported.name,
+        sourceId: imported.sourceId,
+        file,
+        path: write.path,
+        outcome: write.outcome,
+        ...(write.reason === undefined ? {} : { reason: write.reason }),
+        messages: history.length,
+        items: imported.conversation.items.length,
+        images: imported.images.size,
+        imagesOmitted: write.imagesOmitted,
+      });
+    }
+    bytes += content.length;
+    options.onProgress?.({
+      files: index + 1,
+      totalFiles: options.files.length,
+      bytes,
+      totalBytes,
+      messages,
+    });
+  }
+  const count = (outcome: PackageOutcome): number =>
+    conversations.filter((conversation) => conversation.outcome === outcome).length;
+  return {
+    source: options.source,
+    into: options.into,
+    files: accounts,
+    conversations,
+    leftOut,
+    unreadableFiles,
+    totals: {
+      files: options.files.length,
+      bytes,
+      messages,
+      imported: count("imported"),
+      updated: count("updated"),
+      unchanged: count("unchanged"),
+      refused: count("refused"),
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** What an import left out, grouped by what and why, with the lines it concerns. */
+export interface LeftOutEntry {
+  readonly file: string;
+  /** What was left out, e.g. `progress line`, `thinking signature`. */
+  readonly what: string;
+  /** Why, in words a user can act on. */
+  readonly reason: string;
+  /** 1-based line numbers (empty for whole-file facts). */
+  readonly lines: readonly number[];
+}
+
+/** Every non-blank line of a source file: imported into a conversation, or left out. */
+export interface FileAccount {
+  readonly file: string;
+  readonly lines: number;
+  /** Lines that went (at least partly) into an imported conversation. */
+  readonly imported: number;
+  /** Lines left out as a whole (each appears in a left-out entry). */
+  readonly leftOut: number;
+}
+
+/** Collects left-out facts, grouping equal (file, what, reason) entries. */
+export class LeftOutLedger {
+  private readonly entries = new Map<
+    string,
+    { entry: Omit<LeftOutEntry, "lines">; lines: number[] }
+  >();
+
+  add(file: string, what: string, reason: string, line?: number): void {
+    const key = `${file}\u0000${what}\u0000${reason}`;
+    let slot = this.entries.get(key);
+    if (slot === undefined) {
+      slot = { entry: { file, what, reason }, lines: [] };
+      this.entries.set(key, slot);
+    }
+    if (line !== undefined && slot.lines[slot.lines.length - 1] !== line) slot.lines.push(line);
+  }
+
+  list(): LeftOutEntry[] {
+    return [...this.entries.values()].map(({ entry, lines }) => ({ ...entry, lines }));
+  }
+}
+
+/** Tracks, per file, which lines were imported and which were left out as a whole. */
+export class LineLedger {
+  private readonly imported = new Map<string, Set<number>>();
+  private readonly dropped = new Map<string, Set<number>>();
+  private readonly totals = new Map<string, number>();
+
+  constructor(readonly leftOut: LeftOutLedger) {}
+
+  file(file: string, lines: number): void {
+    this.totals.set(file, lines);
+  }
+
+  importedLine(file: string, line: number): void {
+    setOf(this.imported, file).add(line);
+  }
+
+  leftOutLine(file: string, line: number, what: string, reason: string): void {
+    setOf(this.dropped, file).add(line);
+    this.leftOut.add(file, what, reason, line);
+  }
+
+  accounts(): FileAccount[] {
+    return [...this.totals].map(([file, lines]) => {
+      const imported = this.imported.get(file) ?? new Set<number>();
+      const dropped = this.dropped.get(file) ?? new Set<number>();
+      let leftOut = 0;
+      for (const line of dropped) if (!imported.has(line)) leftOut++;
+      return { file, lines, imported: imported.size, leftOut };
+    });
+  }
+}
+
+function setOf(map: Map<string, Set<number>>, key: string): Set<number> {
+  let set = map.get(key);
+  if (set === undefined) {
+    set = new Set();
+    map.set(key, set);
+  }
+  return set;
+}
+
+/** What a compaction boundary leaves only in the source (the panel keeps the rest). */
+export function reportCompaction(
+  results: number,
+  leaveOut: (what: string, reason: string) => void,
+): void {
+  if (results === 0) return;
+  leaveOut(
+    "tool result content before a compaction boundary",
+    `${results} tool result(s) were in the history the compaction replaced by its summary: the panel keeps their calls and status, format 1 has no place for the content of a result outside the history`,
+  );
+}
