@@ -1,6 +1,5 @@
-import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { VerbatimError, isVerbatimError } from "../core/errors.js";
+import { VerbatimError } from "../core/errors.js";
 import { sha256Hex } from "../core/hash.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { emptyConversation, isEmptyConversation } from "../format/empty.js";
@@ -26,77 +25,34 @@ import {
 } from "./layout.js";
 import { sameInput, snapshotInput, type InputSnapshot } from "./input-snapshot.js";
 import { serialised } from "./lock.js";
-import {
-  shownPath,
-  withPackageFolders,
-  type OpenFolder,
-  type PackageFolders,
-} from "./package-folders.js";
+import { withPackageFolders, type OpenFolder, type PackageFolders } from "./package-folders.js";
+import { asSaveError, requirePackageFolder } from "./archive-errors.js";
 import { emptyDisk, readAgentFolder, type DiskState } from "./read.js";
 import { ignoreMissing, removeAgentFolder } from "./remove.js";
 
-export type PackageKind = "document" | "template" | "designSystem";
+import type {
+  ArchiveInternals,
+  ArchiveNotice,
+  ArchiveSettings,
+  ConversationArchive,
+  OpenArchiveOptions,
+  OpenedArchive,
+  PackageKind,
+  SaveResult,
+} from "./archive-types.js";
 
-/** The keep-conversation setting (A17), on by default. */
-export interface ArchiveSettings {
-  readonly keepConversation: boolean;
-}
-
-export interface OpenArchiveOptions {
-  /** Default "document". Templates and design systems never get `agent/` (A4). */
-  kind?: PackageKind;
-  /** Read at open and at every save (A17). Default: keep the conversation. */
-  settings?: () => ArchiveSettings;
-  /** The no-undo change hook (A5), fired by `changedWithoutUndo`; never fired by open. */
-  onChangedWithoutUndo?: () => void;
-}
-
-/** What the panel shows after opening: one notice for an unreadable saved conversation (A14). */
-export interface ArchiveNotice {
-  kind: "unreadableConversation";
-  /** For people: what happened and what happens next. */
-  text: string;
-  /** Why the file could not be read (path and what was expected). */
-  reason: string;
-}
-
-export type SaveOutcome = "unchanged" | "rewritten" | "removed" | "kept" | "skipped";
-
-export interface SaveResult {
-  outcome: SaveOutcome;
-  bytesWritten: number;
-}
-
-export interface ConversationArchive {
-  /** Saves the conversation and the bytes of its images (by SHA-256) into the package. */
-  save(
-    conversation: SavedConversation,
-    images: ReadonlyMap<string, Uint8Array>,
-  ): Promise<SaveResult>;
-  /** A turn starts: an unreadable `agent/` kept so far is replaced at the next save (A14). */
-  turnStarted(): void;
-  /** A new conversation is confirmed: an unreadable `agent/` is deleted at the next save (A14). */
-  newConversationConfirmed(): void;
-  /** The conversation changed: fires the change hook unless the setting is off (A5, A17). */
-  changedWithoutUndo(): void;
-  /** True while an unreadable `agent/` is kept byte for byte (A14). */
-  readonly preservingUnreadable: boolean;
-}
-
-export interface OpenedArchive {
-  archive: ConversationArchive;
-  /** Empty when there is nothing, it is unreadable, or the setting is off. */
-  conversation: SavedConversation;
-  /** Verified image bytes by SHA-256 (hex). */
-  images: Map<string, Uint8Array>;
-  notices: ArchiveNotice[];
-}
-
-/** Options for tests and benchmarks: the file writer (crash test) and the budget. */
-export interface ArchiveInternals {
-  readonly writer?: PackageFileWriter;
-  readonly budgetBytes?: number;
-}
+export { requirePackageFolder } from "./archive-errors.js";
+export type {
+  ArchiveInternals,
+  ArchiveNotice,
+  ArchiveSettings,
+  ConversationArchive,
+  OpenArchiveOptions,
+  OpenedArchive,
+  PackageKind,
+  SaveOutcome,
+  SaveResult,
+} from "./archive-types.js";
 
 const DEFAULT_SETTINGS: ArchiveSettings = { keepConversation: true };
 
@@ -147,21 +103,6 @@ export async function openArchiveWith(
           },
         ];
   return { archive, conversation: read.conversation, images: read.images, notices };
-}
-
-export async function requirePackageFolder(packageDir: string): Promise<void> {
-  let problem: string;
-  try {
-    const info = await stat(packageDir);
-    if (info.isDirectory()) return;
-    problem = "is not a folder";
-  } catch (error) {
-    problem = `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
-  }
-  throw new VerbatimError("archive_package_unreadable", `the package folder ${problem}`, {
-    where: packageDir,
-    hint: "Pass the path of an existing package folder that this process can read",
-  });
 }
 
 class PackageArchive implements ConversationArchive {
@@ -482,19 +423,4 @@ class PackageArchive implements ConversationArchive {
     }
     this.disk.temporaries.clear();
   }
-}
-
-function asSaveError(error: unknown): unknown {
-  if (isVerbatimError(error)) return error;
-  const system = error as NodeJS.ErrnoException;
-  if (typeof system.code !== "string") return error;
-  return new VerbatimError(
-    "archive_write_failed",
-    `the save could not finish: ${system.code} (${system.syscall ?? "file system"})`,
-    {
-      where: system.path === undefined ? "agent/" : shownPath(system.path),
-      hint: "Fix the cause (space, permissions) and save again; the package still opens",
-      cause: error,
-    },
-  );
 }

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Cost, Usage } from "../format/conversation-schema.js";
-import { requirePackageFolder } from "./archive.js";
+import { requirePackageFolder } from "./archive-errors.js";
 import { entryAt } from "./disk.js";
 import { imageFileName, packagePaths } from "./layout.js";
 import { readAgentFolder } from "./read.js";

@@ -1,0 +1,67 @@
+import type { SavedConversation } from "../format/conversation-schema.js";
+import type { PackageFileWriter } from "./file-writer.js";
+
+/** The archive's public types (docs/archive.md, "API"). */
+
+export type PackageKind = "document" | "template" | "designSystem";
+
+/** The keep-conversation setting (A17), on by default. */
+export interface ArchiveSettings {
+  readonly keepConversation: boolean;
+}
+
+export interface OpenArchiveOptions {
+  /** Default "document". Templates and design systems never get `agent/` (A4). */
+  kind?: PackageKind;
+  /** Read at open and at every save (A17). Default: keep the conversation. */
+  settings?: () => ArchiveSettings;
+  /** The no-undo change hook (A5), fired by `changedWithoutUndo`; never fired by open. */
+  onChangedWithoutUndo?: () => void;
+}
+
+/** What the panel shows after opening: one notice for an unreadable saved conversation (A14). */
+export interface ArchiveNotice {
+  kind: "unreadableConversation";
+  /** For people: what happened and what happens next. */
+  text: string;
+  /** Why the file could not be read (path and what was expected). */
+  reason: string;
+}
+
+export type SaveOutcome = "unchanged" | "rewritten" | "removed" | "kept" | "skipped";
+
+export interface SaveResult {
+  outcome: SaveOutcome;
+  bytesWritten: number;
+}
+
+export interface ConversationArchive {
+  /** Saves the conversation and the bytes of its images (by SHA-256) into the package. */
+  save(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+  ): Promise<SaveResult>;
+  /** A turn starts: an unreadable `agent/` kept so far is replaced at the next save (A14). */
+  turnStarted(): void;
+  /** A new conversation is confirmed: an unreadable `agent/` is deleted at the next save (A14). */
+  newConversationConfirmed(): void;
+  /** The conversation changed: fires the change hook unless the setting is off (A5, A17). */
+  changedWithoutUndo(): void;
+  /** True while an unreadable `agent/` is kept byte for byte (A14). */
+  readonly preservingUnreadable: boolean;
+}
+
+export interface OpenedArchive {
+  archive: ConversationArchive;
+  /** Empty when there is nothing, it is unreadable, or the setting is off. */
+  conversation: SavedConversation;
+  /** Verified image bytes by SHA-256 (hex). */
+  images: Map<string, Uint8Array>;
+  notices: ArchiveNotice[];
+}
+
+/** Options for tests and benchmarks: the file writer (crash test) and the budget. */
+export interface ArchiveInternals {
+  readonly writer?: PackageFileWriter;
+  readonly budgetBytes?: number;
+}
