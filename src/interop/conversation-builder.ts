@@ -85,9 +85,7 @@ export class ConversationBuilder {
   user(blocks: readonly Block[]): void {
     if (blocks.length === 0) return;
     this.openAssistant = undefined;
-    const last = this.segments[this.segments.length - 1];
-    if (last?.kind === "user") last.blocks.push(...blocks);
-    else this.segments.push({ kind: "user", blocks: [...blocks] });
+    this.segments.push({ kind: "user", blocks: [...blocks] });
   }
 
   /**
