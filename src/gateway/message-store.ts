@@ -233,7 +233,10 @@ export class GatewayMessageStore {
     };
   }
 
-  /** Appends with an idempotency key, when given, and returns the stored messages. */
+  /**
+   * Appends with an idempotency key, when given, and returns the stored messages.
+   * @internal for the gateway's own services (compression); left out of the published types.
+   */
   async runAppend(
     plan: Omit<AppendPlan, "idempotency">,
     idempotencyKey: string | undefined,
