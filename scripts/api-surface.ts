@@ -17,6 +17,8 @@ export interface PublicExport {
   readonly meaning: string | undefined;
   /** Where the exported symbol is declared (`src/archive/archive.ts#openArchive`). */
   readonly declaredAt: string;
+  /** True when the declaration is tagged `@internal` (then no entry point may export it). */
+  readonly internal: boolean;
 }
 
 const root = new URL("../", import.meta.url);
@@ -112,6 +114,7 @@ export function publicExports(): PublicExport[] {
         kind: kindOf(declaration),
         meaning: API_MEANINGS[key] ?? documented,
         declaredAt: `${path}#${symbol.name}`,
+        internal: ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === "internal"),
       });
     }
   }
