@@ -9,6 +9,7 @@ import type { SavedConversation } from "../format/conversation-schema.js";
  * does not recognise counts as not canonical (the next save then rewrites the file).
  */
 const MAX_DEPTH = 1000;
+const BATCH_CHARACTERS = 16 * 1024;
 /** Characters JSON.stringify may escape (surrogates: when lone; checked by it, not here). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
@@ -29,9 +30,19 @@ class CanonicalComparison {
 
   constructor(private readonly bytes: Buffer) {}
 
-  /** Compares the UTF-8 of `piece` with the file's bytes at the current offset. */
+  private pending = "";
+
+  /** Adds `piece` to the text compared next (in batches of about 16 KiB). */
   push(piece: string): void {
-    if (!this.matches) return;
+    this.pending += piece;
+    if (this.pending.length >= BATCH_CHARACTERS) this.flush();
+  }
+
+  /** Compares the UTF-8 of the pending text with the file's bytes at the current offset. */
+  private flush(): void {
+    const piece = this.pending;
+    this.pending = "";
+    if (!this.matches || piece.length === 0) return;
     if (piece.length * 3 > this.scratch.length) {
       this.scratch = Buffer.allocUnsafe(piece.length * 3);
     }
@@ -55,6 +66,7 @@ class CanonicalComparison {
   }
 
   finish(): boolean {
+    this.flush();
     return this.matches && this.offset === this.bytes.length;
   }
 
