@@ -58,15 +58,16 @@ export function isMissing(error: unknown): boolean {
 }
 
 /**
- * Reads a regular file without following a symbolic link (O_NOFOLLOW): a link, a folder or a
- * missing file gives undefined.
+ * Reads a regular file without following a symbolic link (O_NOFOLLOW; O_NONBLOCK, so a named
+ * pipe swapped in never blocks the open): a link, a folder, a pipe or a missing file gives
+ * undefined.
  */
 export async function readRegularFile(
   path: string,
 ): Promise<{ bytes: Buffer; fingerprint: Fingerprint } | undefined> {
   let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
@@ -130,7 +131,7 @@ const COMPARE_CHUNK_BYTES = 1024 * 1024;
 export async function fileEqualsPieces(path: string, pieces: readonly Buffer[]): Promise<boolean> {
   let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return false;
   }

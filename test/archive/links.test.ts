@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { renameSync, symlinkSync } from "node:fs";
 import { mkdir, readFile, rename, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -206,4 +207,19 @@ describe("a save deletes files outside the package (links)", () => {
     );
     expect((await stat(join(moved, "conversation.json"))).isFile()).toBe(true);
   });
+
+  it("an image name held by a named pipe does not hang the open: the block reads as imageOmitted", async () => {
+    const { folder, image } = await savedPackage();
+    const name = join(folder, "agent", "images", `${image.sha256}.png`);
+    const { rm } = await import("node:fs/promises");
+    await rm(name);
+    execFileSync("mkfifo", [name]);
+    const opened = await openArchive(folder);
+    expect(opened.notices).toEqual([]);
+    expect(opened.conversation.history[0]?.content[1]).toEqual({
+      type: "imageOmitted",
+      mimeType: "image/png",
+    });
+    expect((await stat(name)).isFIFO()).toBe(true);
+  }, 10_000);
 });
