@@ -6,7 +6,9 @@ export { PROVIDER_IDS, isProviderId } from "./types.js";
 export type {
   AttachedSignedMaterial,
   CacheOptions,
+  ModelImage,
   OutgoingRequest,
+  PanelCitation,
   PanelPart,
   ProviderId,
   RenderInput,
@@ -16,6 +18,7 @@ export type {
   RenderedRequest,
   RetryNotice,
   RoundResult,
+  RoundWarning,
   SignedMaterial,
   StopReason,
   StreamEvent,

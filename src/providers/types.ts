@@ -35,6 +35,15 @@ export interface ToolDefinition {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: JsonObject;
+  /**
+   * OpenAI Responses: `"custom"` declares a custom tool (free-form text input instead of JSON
+   * arguments, e.g. Codex's `apply_patch`): sent as `{type: "custom", name, description,
+   * format?}`, its calls as `custom_tool_call` items and their results as
+   * `custom_tool_call_output`. Every other wire format sends it as a function tool.
+   */
+  readonly kind?: "function" | "custom";
+  /** OpenAI Responses custom tools: the input `format` (a grammar or `{type: "text"}`), as written. */
+  readonly format?: JsonObject;
 }
 
 /** Prompt-cache settings (docs/providers.md, "Cache rules"). */
@@ -98,6 +107,11 @@ export interface SignedMaterial {
   readonly trailing: readonly JsonValue[];
   /** OpenRouter: the assistant message's `reasoning_details`. */
   readonly reasoningDetails: readonly JsonValue[];
+  /**
+   * Anthropic: the `caller` of a tool call made from code execution (programmatic tool
+   * calling), by history block index; sent back on that `tool_use` block within the turn.
+   */
+  readonly toolCallCallers?: readonly { readonly block: number; readonly caller: JsonValue }[];
 }
 
 /** Signed material attached to the assistant message at `messageIndex` of the history. */
@@ -126,7 +140,9 @@ export type RenderWarningCode =
   /** Signed material of another provider (or for a message that is not an assistant's). */
   | "signed_material_ignored"
   /** A cache option this provider does not take. */
-  | "cache_option_ignored";
+  | "cache_option_ignored"
+  /** An image the model generated, sent as a text naming it (no image in assistant messages). */
+  | "generated_image_as_text";
 
 /** A lossy or surprising mapping, reported instead of silently applied. */
 export interface RenderWarning {
@@ -148,9 +164,45 @@ export type StopReason =
 
 /** What the panel shows of a round, in order. Thinking is shown, never stored (A23). */
 export type PanelPart =
-  | { readonly kind: "text"; readonly text: string }
+  | {
+      readonly kind: "text";
+      readonly text: string;
+      /** Anthropic: the sources the text cites (web search and document citations). */
+      readonly citations?: readonly PanelCitation[];
+    }
   | { readonly kind: "thinking"; readonly text: string }
-  | { readonly kind: "webSearch"; readonly query: string; readonly results: string };
+  | {
+      readonly kind: "webSearch";
+      readonly query: string;
+      readonly results: string;
+      /** `"fetch"` for a web fetch (Anthropic `web_fetch`): `query` is the URL. */
+      readonly action?: "fetch";
+    };
+
+/** A source a text block cites, in the shape of format 1's `citations` (docs/format-1.md). */
+export interface PanelCitation {
+  readonly url: string;
+  readonly title?: string;
+  readonly citedText?: string;
+}
+
+/** Something a response held that the result could not carry as sent, reported instead of silently lost. */
+export interface RoundWarning {
+  /**
+   * `choices_ignored`: a Chat Completions response with several choices; only the first was
+   * read. `image_data_invalid`: a generated image whose base64 was not well-formed (decoded
+   * leniently).
+   */
+  readonly code: "choices_ignored" | "image_data_invalid";
+  readonly message: string;
+}
+
+/** An image the model generated (OpenAI Responses `image_generation_call`): its bytes, by SHA-256. */
+export interface ModelImage {
+  readonly sha256: string;
+  readonly mimeType: string;
+  readonly bytes: Uint8Array;
+}
 
 /** One request's parsed response. */
 export interface RoundResult {
@@ -171,6 +223,18 @@ export interface RoundResult {
   readonly usage: Usage;
   readonly stopReason: StopReason;
   readonly rawStopReason?: string;
+  /**
+   * The bytes of the `image` blocks of `message` the model generated: the caller stores them
+   * beside the history (content-addressed) before it renders the next request.
+   */
+  readonly images?: readonly ModelImage[];
+  /**
+   * Anthropic: the code-execution `container` of the response (`{id, expires_at}` as received).
+   * The next request of the turn reuses it by passing `extras: {container: id}`.
+   */
+  readonly container?: JsonValue;
+  /** What the parser could not carry over unchanged (e.g. `choices_ignored`). */
+  readonly warnings?: readonly RoundWarning[];
 }
 
 /** Events of a streamed round, provider-independent, ending with `done`. */
@@ -179,7 +243,13 @@ export type StreamEvent =
   | { readonly type: "thinking"; readonly text: string }
   | { readonly type: "toolCallStart"; readonly id: string; readonly name: string }
   | { readonly type: "toolCallDelta"; readonly id: string; readonly argumentsDelta: string }
-  | { readonly type: "webSearch"; readonly query: string; readonly results: string }
+  | {
+      readonly type: "webSearch";
+      readonly query: string;
+      readonly results: string;
+      /** `"fetch"` for a web fetch: `query` is the URL. */
+      readonly action?: "fetch";
+    }
   | { readonly type: "usage"; readonly usage: Usage }
   | { readonly type: "done"; readonly result: RoundResult };
 

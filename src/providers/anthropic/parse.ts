@@ -7,7 +7,13 @@
 import { VerbatimError } from "../../core/errors.js";
 import type { JsonObject, JsonValue } from "../../core/strict-json.js";
 import type { Usage } from "../../pricing/types.js";
-import type { RoundResult, StopReason, StreamEvent, StreamParser } from "../types.js";
+import type {
+  PanelCitation,
+  RoundResult,
+  StopReason,
+  StreamEvent,
+  StreamParser,
+} from "../types.js";
 import { RoundBuilder, arrayOf, countOf, member, stringOf } from "../wire/round-builder.js";
 import { parseProviderJson, type SseEvent } from "../wire/sse.js";
 
@@ -30,14 +36,33 @@ export function anthropicStopReason(raw: string | undefined): StopReason {
   }
 }
 
-/** Usage counts as Anthropic reports them; absent counts keep their earlier value. */
+/**
+ * Usage counts as Anthropic reports them; absent counts keep their earlier value. When the
+ * usage lists `iterations` (server-side compaction runs a first sampling iteration that
+ * summarises the conversation), the top-level counts are those of the last iteration alone:
+ * every count is then the sum over the iterations, so the compaction's tokens are counted.
+ */
 function mergeUsage(previous: Usage, reported: JsonValue | undefined): Usage {
   if (reported === undefined || reported === null) return previous;
+  const iterations = arrayOf(member(reported, "iterations"));
   const pick = (key: string, fallback: number) => {
+    if (iterations.length > 0) {
+      return iterations.reduce(
+        (sum: number, iteration) => sum + countOf(member(iteration, key)),
+        0,
+      );
+    }
     const value = member(reported, key);
     return typeof value === "number" ? countOf(value) : fallback;
   };
-  const oneHour = member(member(reported, "cache_creation"), "ephemeral_1h_input_tokens");
+  const oneHour =
+    iterations.length > 0
+      ? iterations.reduce(
+          (sum: number, iteration) =>
+            sum + countOf(member(member(iteration, "cache_creation"), "ephemeral_1h_input_tokens")),
+          0,
+        )
+      : member(member(reported, "cache_creation"), "ephemeral_1h_input_tokens");
   const searches = member(member(reported, "server_tool_use"), "web_search_requests");
   const cacheWrite1h = typeof oneHour === "number" ? countOf(oneHour) : previous.cacheWrite1h;
   return {
@@ -67,6 +92,29 @@ function searchResultsText(content: JsonValue | undefined): string {
   return lines.join("\n");
 }
 
+/** `[Web fetch: url]` text of a `web_fetch_tool_result`: the page's title, or the error. */
+function fetchResultText(content: JsonValue | undefined): string {
+  const error = stringOf(member(content, "error_code"));
+  if (error !== undefined) return `(fetch failed: ${error})`;
+  const url = stringOf(member(content, "url")) ?? "";
+  const title = stringOf(member(member(content, "content"), "title"));
+  return title === undefined || title === "" ? `- <${url}>` : `- ${title} <${url}>`;
+}
+
+/** A citation of a text block in format 1's shape (`url`, `title`, `citedText`). */
+function citationOf(raw: JsonValue | undefined): PanelCitation | undefined {
+  if (raw === undefined || raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return undefined;
+  }
+  const title = stringOf(member(raw, "title")) ?? stringOf(member(raw, "document_title"));
+  const cited = stringOf(member(raw, "cited_text"));
+  return {
+    url: stringOf(member(raw, "url")) ?? "",
+    ...(title === undefined ? {} : { title }),
+    ...(cited === undefined ? {} : { citedText: cited }),
+  };
+}
+
 interface OpenBlock {
   readonly type: string;
   readonly start: JsonObject;
@@ -74,6 +122,7 @@ interface OpenBlock {
   thinking: string;
   signature: string;
   textStarted: boolean;
+  readonly citations: PanelCitation[];
 }
 
 export class AnthropicStreamParser implements StreamParser {
@@ -104,6 +153,7 @@ export class AnthropicStreamParser implements StreamParser {
         const message = member(data, "message");
         builder.responseId = stringOf(member(message, "id"));
         builder.model = stringOf(member(message, "model")) ?? builder.model;
+        this.container(member(message, "container"));
         builder.setUsage(mergeUsage(builder.usage, member(message, "usage")));
         return;
       }
@@ -149,6 +199,12 @@ export class AnthropicStreamParser implements StreamParser {
           case "signature_delta":
             open.signature += stringOf(member(delta, "signature")) ?? "";
             return;
+          case "citations_delta": {
+            // A citation arrives before the text it supports: kept until the block ends.
+            const citation = citationOf(member(delta, "citation"));
+            if (citation !== undefined) open.citations.push(citation);
+            return;
+          }
           default:
             return;
         }
@@ -163,6 +219,7 @@ export class AnthropicStreamParser implements StreamParser {
       case "message_delta": {
         const raw = stringOf(member(member(data, "delta"), "stop_reason"));
         if (raw !== undefined) builder.setStop(anthropicStopReason(raw), raw);
+        this.container(member(member(data, "delta"), "container"));
         builder.setUsage(mergeUsage(builder.usage, member(data, "usage")));
         return;
       }
@@ -182,6 +239,11 @@ export class AnthropicStreamParser implements StreamParser {
     }
   }
 
+  /** The code-execution container the response names (kept as received). */
+  private container(container: JsonValue | undefined): void {
+    if (container !== undefined && container !== null) this.builder.container = container;
+  }
+
   private startBlock(index: number, block: JsonObject): void {
     const type = stringOf(block["type"]) ?? "";
     const open: OpenBlock = {
@@ -191,6 +253,7 @@ export class AnthropicStreamParser implements StreamParser {
       thinking: "",
       signature: "",
       textStarted: false,
+      citations: [],
     };
     this.open.set(index, open);
     const builder = this.builder;
@@ -201,6 +264,10 @@ export class AnthropicStreamParser implements StreamParser {
           builder.text(text, true);
           open.textStarted = true;
         }
+        for (const raw of arrayOf(block["citations"])) {
+          const citation = citationOf(raw);
+          if (citation !== undefined) open.citations.push(citation);
+        }
         return;
       }
       case "tool_use":
@@ -209,6 +276,7 @@ export class AnthropicStreamParser implements StreamParser {
           stringOf(block["id"]) ?? "",
           stringOf(block["name"]) ?? "",
         );
+        if (block["caller"] !== undefined) builder.toolCallCaller(`${index}`, block["caller"]);
         return;
       case "thinking":
         open.thinking = stringOf(block["thinking"]) ?? "";
@@ -219,6 +287,14 @@ export class AnthropicStreamParser implements StreamParser {
         builder.addLeading(block);
         const callId = stringOf(block["tool_use_id"]) ?? "";
         builder.webSearch(this.queries.get(callId) ?? "", searchResultsText(block["content"]));
+        return;
+      }
+      case "web_fetch_tool_result": {
+        builder.addLeading(block);
+        const content = block["content"];
+        const callId = stringOf(block["tool_use_id"]) ?? "";
+        const url = this.queries.get(callId) ?? stringOf(member(content, "url")) ?? "";
+        builder.webFetch(url, fetchResultText(content));
         return;
       }
       case "server_tool_use":
@@ -232,6 +308,9 @@ export class AnthropicStreamParser implements StreamParser {
   private stopBlock(index: number, open: OpenBlock): void {
     const builder = this.builder;
     switch (open.type) {
+      case "text":
+        for (const citation of open.citations) builder.citation(citation);
+        return;
       case "tool_use":
         builder.toolCallArguments(`${index}`, JSON.stringify(open.start["input"] ?? {}));
         return;
@@ -246,7 +325,8 @@ export class AnthropicStreamParser implements StreamParser {
         let input: JsonValue = open.start["input"] ?? {};
         if (open.json !== "") input = parseProviderJson(open.json, "a server tool input");
         const id = stringOf(open.start["id"]) ?? "";
-        const query = stringOf(member(input, "query"));
+        // A web search's query, or a web fetch's URL: shown with the result.
+        const query = stringOf(member(input, "query")) ?? stringOf(member(input, "url"));
         if (query !== undefined) this.queries.set(id, query);
         builder.addLeading({
           type: "server_tool_use",

@@ -12,6 +12,7 @@ import type { RenderInput, RenderWarning, RenderedRequest, SignedMaterial } from
 import {
   argumentsObject,
   checkOptions,
+  generatedImageText,
   imageData,
   rawOf,
   signedByMessage,
@@ -38,6 +39,9 @@ function renderBlock(
     case "imageOmitted":
       return { type: "text", text: IMAGE_OMITTED_TEXT };
     case "image":
+      if (input.history[placed.message]?.role === "assistant") {
+        return { type: "text", text: generatedImageText(placed, "anthropic", warnings) };
+      }
       return {
         type: "image",
         source: {
@@ -82,6 +86,24 @@ function leadingOf(material: SignedMaterial | undefined): RawJson[] {
   return material === undefined ? [] : material.leading.map(rawOf);
 }
 
+/** The running turn's `caller` of a programmatic tool call, sent back on its `tool_use`. */
+function callerOf(material: SignedMaterial | undefined, placed: PlacedBlock): RawJson | undefined {
+  const found = material?.toolCallCallers?.find((entry) => entry.block === placed.index);
+  return found === undefined || placed.block.type !== "toolCall" ? undefined : rawOf(found.caller);
+}
+
+/** A history block's wire block, with its signed `caller` when the running turn holds one. */
+function ownBlock(
+  placed: PlacedBlock,
+  input: RenderInput,
+  material: SignedMaterial | undefined,
+  warnings: RenderWarning[],
+): WireBlock {
+  const caller = callerOf(material, placed);
+  const block = renderBlock(placed, input, warnings);
+  return caller === undefined ? block : { ...block, caller };
+}
+
 export function renderAnthropic(input: RenderInput): RenderedRequest {
   const { history, options } = input;
   checkOptions(options);
@@ -102,9 +124,10 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
           placedBlocks.push(undefined);
         }
       }
+      const material = signed.get(placed.message);
       content.push(
-        placed.block.type === "image"
-          ? renderBlock(placed, input, warnings)
+        placed.block.type === "image" || callerOf(material, placed) !== undefined
+          ? ownBlock(placed, input, material, warnings)
           : cachedBlock("anthropic", placed, warnings, (raised) =>
               renderBlock(placed, input, raised),
             ),
@@ -114,7 +137,7 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
     }
     messages.push({ role: turn.role, content, origins, placed: placedBlocks });
   }
-  placeBreakpoints(messages, input);
+  placeBreakpoints(messages, input, signed);
   const body = withExtras(
     {
       model: options.model,
@@ -136,14 +159,18 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
   return { body: writeJson(body), warnings };
 }
 
-function placeBreakpoints(messages: RenderedMessage[], input: RenderInput): void {
+function placeBreakpoints(
+  messages: RenderedMessage[],
+  input: RenderInput,
+  signed: ReadonlyMap<number, SignedMaterial>,
+): void {
   const cache = input.options.cache ?? {};
   if (cache.breakpoint === false) return;
   const control: WireValue =
     cache.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const last = messages[messages.length - 1];
   if (last === undefined) return;
-  markLastOwnBlock(last, control, () => true, input);
+  markLastOwnBlock(last, control, () => true, input, signed);
   const previous = cache.previousMessageCount;
   if (previous === undefined || previous <= 0) return;
   let added = 0;
@@ -153,7 +180,7 @@ function placeBreakpoints(messages: RenderedMessage[], input: RenderInput): void
   if (added < SECOND_BREAKPOINT_THRESHOLD) return;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index] as RenderedMessage;
-    if (markLastOwnBlock(message, control, (origin) => origin < previous, input)) return;
+    if (markLastOwnBlock(message, control, (origin) => origin < previous, input, signed)) return;
   }
 }
 
@@ -163,12 +190,16 @@ function markLastOwnBlock(
   control: WireValue,
   accept: (origin: number) => boolean,
   input: RenderInput,
+  signed: ReadonlyMap<number, SignedMaterial>,
 ): boolean {
   for (let index = message.content.length - 1; index >= 0; index--) {
     const origin = message.origins[index] as number;
     if (origin < 0 || !accept(origin)) continue;
     const placed = message.placed[index] as PlacedBlock;
-    message.content[index] = { ...renderBlock(placed, input, []), cache_control: control };
+    message.content[index] = {
+      ...ownBlock(placed, input, signed.get(placed.message), []),
+      cache_control: control,
+    };
     return true;
   }
   return false;

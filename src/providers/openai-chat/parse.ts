@@ -47,9 +47,13 @@ export function chatUsage(usage: JsonValue | undefined): Usage {
   };
 }
 
+const CHOICES_IGNORED =
+  "the response holds several choices (the request asked for n > 1); only the first (index 0) was read: ask for one choice (n = 1) to lose none";
+
 export class ChatStreamParser implements StreamParser {
   private readonly builder: RoundBuilder;
   private readonly toolKeys = new Map<number, string>();
+  private choicesWarned = false;
 
   constructor(provider: "openai-chat" | "openrouter", requestedModel: string) {
     this.builder = new RoundBuilder(provider, requestedModel);
@@ -71,6 +75,11 @@ export class ChatStreamParser implements StreamParser {
     }
     this.header(chunk);
     for (const choice of arrayOf(member(chunk, "choices"))) {
+      // Only the first choice is read (n > 1 asks for several answers; one history holds one).
+      if (countOf(member(choice, "index")) !== 0) {
+        this.extraChoice();
+        continue;
+      }
       const delta = member(choice, "delta");
       this.message(delta, true);
       const raw = stringOf(member(choice, "finish_reason"));
@@ -110,8 +119,18 @@ export class ChatStreamParser implements StreamParser {
     if (reasoning !== undefined) builder.thinking(reasoning);
     for (const detail of arrayOf(member(message, "reasoning_details")))
       builder.addReasoningDetail(detail);
-    const content = stringOf(member(message, "content"));
-    if (content !== undefined) builder.text(content);
+    const content = member(message, "content");
+    if (typeof content === "string") builder.text(content);
+    else {
+      // Some compatible servers answer with content parts instead of a string.
+      for (const part of arrayOf(content)) {
+        const kind = stringOf(member(part, "type"));
+        const text = stringOf(member(part, kind === "refusal" ? "refusal" : "text"));
+        if (text !== undefined) builder.text(text, true);
+      }
+    }
+    const refusal = stringOf(member(message, "refusal"));
+    if (refusal !== undefined && refusal !== "") builder.text(refusal, !streamed);
     for (const [position, call] of arrayOf(member(message, "tool_calls")).entries()) {
       const index = streamed ? countOf(member(call, "index")) : position;
       const fn = member(call, "function");
@@ -137,11 +156,26 @@ export class ChatStreamParser implements StreamParser {
     }
   }
 
+  /** Reports, once, that a response held more choices than the one read. */
+  private extraChoice(): void {
+    if (this.choicesWarned) return;
+    this.choicesWarned = true;
+    this.builder.warn({
+      code: "choices_ignored",
+      message: CHOICES_IGNORED,
+    });
+  }
+
   whole(completion: JsonValue): RoundResult {
     this.header(completion);
-    const choice = arrayOf(member(completion, "choices"))[0];
+    const choices = arrayOf(member(completion, "choices"));
+    const choice =
+      choices.find((candidate) => countOf(member(candidate, "index")) === 0) ?? choices[0];
     if (choice === undefined) {
       throw new VerbatimError("provider_response_invalid", "the chat completion has no choices");
+    }
+    if (choices.length > 1) {
+      this.extraChoice();
     }
     this.message(member(choice, "message"), false);
     const raw = stringOf(member(choice, "finish_reason"));

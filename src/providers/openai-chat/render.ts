@@ -16,7 +16,14 @@ import type {
   RenderedRequest,
   SignedMaterial,
 } from "../types.js";
-import { checkOptions, imageData, rawOf, signedByMessage, withExtras } from "../wire/common.js";
+import {
+  checkOptions,
+  generatedImageText,
+  imageData,
+  rawOf,
+  signedByMessage,
+  withExtras,
+} from "../wire/common.js";
 import { groupTurns, whereOf, type WireTurn } from "../wire/history-turns.js";
 import { cachedBlock } from "../wire/block-cache.js";
 import { RawJson, sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
@@ -37,7 +44,8 @@ export function renderChat(
   }
   const turns = groupTurns(history, warnings);
   turns.forEach((turn, index) => {
-    if (turn.role === "assistant") messages.push(assistantMessage(turn, signed, warnings));
+    if (turn.role === "assistant")
+      messages.push(assistantMessage(turn, signed, warnings, provider));
     else userMessages(turn, input, messages, warnings, index === turns.length - 1);
   });
   const cache = options.cache ?? {};
@@ -96,6 +104,7 @@ function assistantMessage(
   turn: WireTurn,
   signed: Map<number, SignedMaterial>,
   warnings: RenderWarning[],
+  provider: "openai-chat" | "openrouter",
 ): WireObject {
   const texts: string[] = [];
   const calls: WireValue[] = [];
@@ -126,6 +135,8 @@ function assistantMessage(
         );
         break;
       case "image":
+        texts.push(generatedImageText(placed, provider, warnings));
+        break;
       case "toolResult":
         throw new TypeError(
           `${block.type} in an assistant turn at ${whereOf(placed.message, placed.index)}`,

@@ -5,7 +5,9 @@
  * `response.completed`/`.incomplete`/`.failed`, `error`). Usage: `input_tokens` includes cached
  * tokens, so `input = input_tokens - cached_tokens`. Reasoning items are signed material.
  */
+import { base64Decode } from "../../core/bytes.js";
 import { VerbatimError } from "../../core/errors.js";
+import { sha256Hex } from "../../core/hash.js";
 import type { JsonValue } from "../../core/strict-json.js";
 import type { Usage } from "../../pricing/types.js";
 import type { RoundResult, StreamEvent, StreamParser } from "../types.js";
@@ -31,6 +33,60 @@ function searchText(item: JsonValue): { query: string; results: string } {
     (source) => `- <${stringOf(member(source, "url")) ?? ""}>`,
   );
   return { query, results: lines.join("\n") };
+}
+
+const IMAGE_FORMATS: Readonly<Record<string, string>> = {
+  png: "image/png",
+  jpeg: "image/jpeg",
+  jpg: "image/jpeg",
+  webp: "image/webp",
+  gif: "image/gif",
+};
+
+/**
+ * The image of an `image_generation_call` (base64 `result`, `output_format`). Base64 that is
+ * not well-formed is decoded leniently and reported, never dropped.
+ */
+function generatedImage(item: JsonValue | undefined, builder: RoundBuilder): void {
+  const result = stringOf(member(item, "result"));
+  if (result === undefined || result === "") return;
+  const format = stringOf(member(item, "output_format")) ?? "png";
+  const mimeType = IMAGE_FORMATS[format] ?? "image/png";
+  let bytes = base64Decode(result);
+  if (bytes === undefined) {
+    bytes = new Uint8Array(Buffer.from(result, "base64"));
+    builder.warn({
+      code: "image_data_invalid",
+      message: `the generated image ${stringOf(member(item, "id")) ?? ""} is not well-formed base64; its bytes were decoded leniently`,
+    });
+  }
+  builder.image({ sha256: sha256Hex(bytes), mimeType, bytes });
+}
+
+/** The text of an assistant `message` item: its parts, or a plain string. */
+function messageText(item: JsonValue | undefined, builder: RoundBuilder): void {
+  const content = member(item, "content");
+  if (typeof content === "string") {
+    builder.text(content, true);
+    return;
+  }
+  for (const part of arrayOf(content)) {
+    const kind = stringOf(member(part, "type"));
+    if (kind === "output_text") builder.text(stringOf(member(part, "text")) ?? "", true);
+    else if (kind === "refusal") builder.text(stringOf(member(part, "refusal")) ?? "", true);
+  }
+}
+
+/** Call items whose calls enter the history: function calls and custom tool calls. */
+function callInput(item: JsonValue | undefined): string | undefined {
+  switch (stringOf(member(item, "type"))) {
+    case "function_call":
+      return stringOf(member(item, "arguments")) ?? "";
+    case "custom_tool_call":
+      return stringOf(member(item, "input")) ?? "";
+    default:
+      return undefined;
+  }
 }
 
 export class ResponsesStreamParser implements StreamParser {
@@ -63,12 +119,13 @@ export class ResponsesStreamParser implements StreamParser {
         return;
       case "response.output_item.added": {
         const item = member(data, "item");
-        if (member(item, "type") === "function_call") {
+        const input = callInput(item);
+        if (input !== undefined) {
           builder.toolCallStart(
             this.itemKey(data, item),
             stringOf(member(item, "call_id")) ?? "",
             stringOf(member(item, "name")) ?? "",
-            stringOf(member(item, "arguments")) ?? "",
+            input,
           );
         }
         return;
@@ -79,7 +136,8 @@ export class ResponsesStreamParser implements StreamParser {
         this.lastTextKey = key;
         return;
       }
-      case "response.function_call_arguments.delta": {
+      case "response.function_call_arguments.delta":
+      case "response.custom_tool_call_input.delta": {
         const key = stringOf(member(data, "item_id")) ?? `${countOf(member(data, "output_index"))}`;
         if (builder.hasToolCall(key))
           builder.toolCallDelta(key, stringOf(member(data, "delta")) ?? "");
@@ -96,10 +154,11 @@ export class ResponsesStreamParser implements StreamParser {
             if (item !== undefined) builder.addLeading(item);
             return;
           case "function_call":
-            builder.toolCallArguments(
-              this.itemKey(data, item),
-              stringOf(member(item, "arguments")) ?? "",
-            );
+          case "custom_tool_call":
+            builder.toolCallArguments(this.itemKey(data, item), callInput(item) ?? "");
+            return;
+          case "image_generation_call":
+            generatedImage(item, builder);
             return;
           case "web_search_call": {
             this.searches++;
@@ -167,20 +226,19 @@ export class ResponsesStreamParser implements StreamParser {
     for (const [index, item] of arrayOf(member(response, "output")).entries()) {
       switch (stringOf(member(item, "type"))) {
         case "message":
-          for (const part of arrayOf(member(item, "content"))) {
-            const kind = stringOf(member(part, "type"));
-            if (kind === "output_text") builder.text(stringOf(member(part, "text")) ?? "", true);
-            else if (kind === "refusal")
-              builder.text(stringOf(member(part, "refusal")) ?? "", true);
-          }
+          messageText(item, builder);
           break;
         case "function_call":
+        case "custom_tool_call":
           builder.toolCallStart(
             stringOf(member(item, "id")) ?? `${index}`,
             stringOf(member(item, "call_id")) ?? "",
             stringOf(member(item, "name")) ?? "",
-            stringOf(member(item, "arguments")) ?? "",
+            callInput(item) ?? "",
           );
+          break;
+        case "image_generation_call":
+          generatedImage(item, builder);
           break;
         case "reasoning":
           for (const part of arrayOf(member(item, "summary")))

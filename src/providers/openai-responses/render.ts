@@ -5,11 +5,20 @@
  * (`store: false`) and no `previous_response_id` is sent: every request carries the whole
  * input. Tool results are `function_call_output` items, tool calls `function_call` items with
  * the arguments as their stored text, each assistant text block one assistant `message` item.
+ * Calls of a tool declared `kind: "custom"` are `custom_tool_call` items (the stored arguments
+ * are the free-form input, sent unchanged) and their results `custom_tool_call_output` items.
  */
 import { IMAGE_OMITTED_TEXT } from "../../history/message.js";
 import { toolCallArgumentText, toolResultText } from "../../history/blocks.js";
 import type { RenderInput, RenderWarning, RenderedRequest } from "../types.js";
-import { checkOptions, imageData, rawOf, signedByMessage, withExtras } from "../wire/common.js";
+import {
+  checkOptions,
+  generatedImageText,
+  imageData,
+  rawOf,
+  signedByMessage,
+  withExtras,
+} from "../wire/common.js";
 import { groupTurns, whereOf } from "../wire/history-turns.js";
 import { cachedBlock } from "../wire/block-cache.js";
 import { sortedRaw, writeJson, type WireValue } from "../wire/json-writer.js";
@@ -22,6 +31,9 @@ export function renderResponses(input: RenderInput): RenderedRequest {
   const warnings: RenderWarning[] = [];
   const signed = signedByMessage("openai-responses", input.signed, history, warnings);
   const items: WireValue[] = [];
+  const custom = new Set(
+    (options.tools ?? []).filter((tool) => tool.kind === "custom").map((tool) => tool.name),
+  );
   for (const turn of groupTurns(history, warnings)) {
     const parts: WireValue[] = [];
     let lastMessage = -1;
@@ -52,6 +64,14 @@ export function renderResponses(input: RenderInput): RenderedRequest {
           break;
         }
         case "image":
+          if (turn.role === "assistant") {
+            items.push({
+              type: "message",
+              role: "assistant",
+              content: generatedImageText(placed, "openai-responses", warnings),
+            });
+            break;
+          }
           parts.push({
             type: "input_image",
             image_url: `data:${block.mimeType};base64,${imageData(input.images, placed)}`,
@@ -60,21 +80,34 @@ export function renderResponses(input: RenderInput): RenderedRequest {
           break;
         case "toolCall":
           items.push(
-            cachedBlock("responses-call", placed, warnings, () => ({
-              type: "function_call",
-              call_id: block.id,
-              name: block.name,
-              arguments: toolCallArgumentText(block),
-            })),
+            custom.has(block.name)
+              ? cachedBlock("responses-custom-call", placed, warnings, () => ({
+                  type: "custom_tool_call",
+                  call_id: block.id,
+                  name: block.name,
+                  input: toolCallArgumentText(block),
+                }))
+              : cachedBlock("responses-call", placed, warnings, () => ({
+                  type: "function_call",
+                  call_id: block.id,
+                  name: block.name,
+                  arguments: toolCallArgumentText(block),
+                })),
           );
           break;
         case "toolResult":
           items.push(
-            cachedBlock("responses-output", placed, warnings, () => ({
-              type: "function_call_output",
-              call_id: block.callID,
-              output: toolResultText(block),
-            })),
+            custom.has(block.toolName)
+              ? cachedBlock("responses-custom-output", placed, warnings, () => ({
+                  type: "custom_tool_call_output",
+                  call_id: block.callID,
+                  output: toolResultText(block),
+                }))
+              : cachedBlock("responses-output", placed, warnings, () => ({
+                  type: "function_call_output",
+                  call_id: block.callID,
+                  output: toolResultText(block),
+                })),
           );
           break;
         default: {
@@ -104,13 +137,22 @@ export function renderResponses(input: RenderInput): RenderedRequest {
     tools:
       tools === undefined || tools.length === 0
         ? undefined
-        : tools.map((tool) => ({
-            type: "function",
-            name: tool.name,
-            description: tool.description,
-            parameters: sortedRaw(tool.inputSchema),
-            strict: false,
-          })),
+        : tools.map((tool) =>
+            tool.kind === "custom"
+              ? {
+                  type: "custom",
+                  name: tool.name,
+                  description: tool.description,
+                  format: tool.format === undefined ? undefined : sortedRaw(tool.format),
+                }
+              : {
+                  type: "function",
+                  name: tool.name,
+                  description: tool.description,
+                  parameters: sortedRaw(tool.inputSchema),
+                  strict: false,
+                },
+          ),
     max_output_tokens: options.maxTokens,
     store: false,
     prompt_cache_key: cache.promptCacheKey,

@@ -60,6 +60,24 @@ export function imageData(images: ImageBytesLookup, placed: PlacedBlock): string
   return data;
 }
 
+/**
+ * The text a wire format that takes no image in an assistant message gets for an image the
+ * model generated (Anthropic, OpenAI Chat, OpenAI Responses, OpenRouter), with a warning.
+ */
+export function generatedImageText(
+  placed: PlacedBlock,
+  provider: ProviderId,
+  warnings: RenderWarning[],
+): string {
+  const block = placed.block as ImageBlock;
+  warnings.push({
+    code: "generated_image_as_text",
+    message: `${provider} takes no image in an assistant message: the generated image was sent as a text naming it`,
+    where: whereOf(placed.message, placed.index),
+  });
+  return `[Generated image: ${block.mimeType}, sha256 ${block.sha256}]`;
+}
+
 /** The key under which arguments that are not a JSON object are sent to object-taking formats. */
 export const INVALID_ARGUMENTS_KEY = "invalid_json_arguments";
 

@@ -27,7 +27,7 @@ export function whereOf(message: number, index?: number): string {
 function refuse(message: number, index: number, what: string): never {
   throw new VerbatimError("provider_invalid_history", what, {
     where: whereOf(message, index),
-    hint: "Tool calls and text belong to assistant messages; tool results, images and text to user or tool messages",
+    hint: "Tool calls belong to assistant messages; tool results to user or tool messages",
   });
 }
 
@@ -36,10 +36,8 @@ function checkPlacement(role: Message["role"], block: Block, message: number, in
   switch (block.type) {
     case "text":
     case "imageOmitted":
-      return;
     case "image":
-      if (role === "assistant")
-        refuse(message, index, "an image cannot be sent in an assistant message");
+      // An assistant's image is one the model generated (docs/providers.md, "Generated images").
       return;
     case "toolCall":
       if (role !== "assistant")

@@ -8,15 +8,37 @@ import type { JsonValue } from "../../core/strict-json.js";
 import type { Block } from "../../history/message.js";
 import type { Usage } from "../../pricing/types.js";
 import { ZERO_USAGE } from "../../pricing/types.js";
-import type { PanelPart, ProviderId, RoundResult, StopReason, StreamEvent } from "../types.js";
+import type {
+  ModelImage,
+  PanelCitation,
+  PanelPart,
+  ProviderId,
+  RoundResult,
+  RoundWarning,
+  StopReason,
+  StreamEvent,
+} from "../types.js";
 
 type Slot =
   | { kind: "text"; text: string; signature?: string }
-  | { kind: "toolCall"; id: string; name: string; arguments: string; signature?: string };
+  | {
+      kind: "toolCall";
+      id: string;
+      name: string;
+      arguments: string;
+      signature?: string;
+      caller?: JsonValue;
+    }
+  | { kind: "image"; sha256: string; mimeType: string };
 
 /** The text that enters the history for a web search (A23: results enter as text). */
 export function webSearchText(query: string, results: string): string {
   return results === "" ? `[Web search: ${query}]` : `[Web search: ${query}]\n${results}`;
+}
+
+/** The text that enters the history for a web fetch: `[Web fetch: <url>]` and what it got. */
+export function webFetchText(url: string, result: string): string {
+  return result === "" ? `[Web fetch: ${url}]` : `[Web fetch: ${url}]\n${result}`;
 }
 
 export class RoundBuilder {
@@ -26,6 +48,10 @@ export class RoundBuilder {
   private readonly trailing: JsonValue[] = [];
   private readonly reasoningDetails: JsonValue[] = [];
   private readonly toolSlots = new Map<string, Slot & { kind: "toolCall" }>();
+  private readonly warnings: RoundWarning[] = [];
+  private readonly images: ModelImage[] = [];
+  /** Anthropic: the response's code-execution container, as received. */
+  container: JsonValue | undefined;
   usage: Usage = ZERO_USAGE;
   stopReason: StopReason = "other";
   rawStopReason: string | undefined;
@@ -58,7 +84,7 @@ export class RoundBuilder {
     }
     const part = this.panel[this.panel.length - 1];
     if (part !== undefined && part.kind === "text") {
-      this.panel[this.panel.length - 1] = { kind: "text", text: part.text + delta };
+      this.panel[this.panel.length - 1] = { ...part, text: part.text + delta };
     } else this.panel.push({ kind: "text", text: delta });
     this.events.push({ type: "text", text: delta });
   }
@@ -124,6 +150,39 @@ export class RoundBuilder {
     this.events.push({ type: "webSearch", query, results });
   }
 
+  /** A web fetch, shown like a search (`action: "fetch"`, the URL as the query). */
+  webFetch(url: string, result: string): void {
+    this.slots.push({ kind: "text", text: webFetchText(url, result) });
+    this.panel.push({ kind: "webSearch", query: url, results: result, action: "fetch" });
+    this.events.push({ type: "webSearch", query: url, results: result, action: "fetch" });
+  }
+
+  /** A source the text just written cites (kept on its panel text part). */
+  citation(citation: PanelCitation): void {
+    const part = this.panel[this.panel.length - 1];
+    if (part === undefined || part.kind !== "text") return;
+    this.panel[this.panel.length - 1] = {
+      ...part,
+      citations: [...(part.citations ?? []), citation],
+    };
+  }
+
+  /** An image the model generated: an `image` block of the message, its bytes beside it. */
+  image(image: ModelImage): void {
+    this.slots.push({ kind: "image", sha256: image.sha256, mimeType: image.mimeType });
+    if (!this.images.some((held) => held.sha256 === image.sha256)) this.images.push(image);
+  }
+
+  /** Anthropic: the `caller` of a tool call made from code execution. */
+  toolCallCaller(key: string, caller: JsonValue): void {
+    const slot = this.toolSlots.get(key);
+    if (slot !== undefined) slot.caller = caller;
+  }
+
+  warn(warning: RoundWarning): void {
+    this.warnings.push(warning);
+  }
+
   addLeading(value: JsonValue): void {
     this.leading.push(value);
   }
@@ -159,8 +218,11 @@ export class RoundBuilder {
   build(): RoundResult {
     const content: Block[] = [];
     const blockSignatures: { block: number; signature: string }[] = [];
+    const toolCallCallers: { block: number; caller: JsonValue }[] = [];
     for (const slot of this.slots) {
-      if (slot.kind === "text") {
+      if (slot.kind === "image") {
+        content.push({ type: "image", sha256: slot.sha256, mimeType: slot.mimeType });
+      } else if (slot.kind === "text") {
         if (slot.signature !== undefined) {
           blockSignatures.push({ block: content.length, signature: slot.signature });
         }
@@ -168,6 +230,9 @@ export class RoundBuilder {
       } else {
         if (slot.signature !== undefined) {
           blockSignatures.push({ block: content.length, signature: slot.signature });
+        }
+        if (slot.caller !== undefined) {
+          toolCallCallers.push({ block: content.length, caller: slot.caller });
         }
         content.push({ type: "toolCall", id: slot.id, name: slot.name, arguments: slot.arguments });
       }
@@ -184,10 +249,14 @@ export class RoundBuilder {
         blockSignatures,
         trailing: this.trailing,
         reasoningDetails: this.reasoningDetails,
+        ...(toolCallCallers.length === 0 ? {} : { toolCallCallers }),
       },
       usage: this.usage,
       stopReason: this.stopReason,
       ...(this.rawStopReason === undefined ? {} : { rawStopReason: this.rawStopReason }),
+      ...(this.images.length === 0 ? {} : { images: this.images }),
+      ...(this.container === undefined ? {} : { container: this.container }),
+      ...(this.warnings.length === 0 ? {} : { warnings: this.warnings }),
     };
     return result;
   }
