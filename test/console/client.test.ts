@@ -1,10 +1,13 @@
 /**
  * The console as a correct client (issue 20): a slow reply never replaces a newer selection,
  * the connection state is the real one (offline while the server cannot be reached, retried,
- * connected again), and the place in a conversation is kept when the view changes.
+ * connected again), the place in a conversation is kept when the view changes, and new
+ * messages and items appear without a reload.
  */
 import type { Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../src/gateway/message-store.js";
 import { hasChromium, startConsole, type ConsoleHarness } from "./harness.js";
 
 describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout: 180_000 }, () => {
@@ -97,12 +100,51 @@ describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout
       .toContain("chatml messages shown");
     const top = await page.locator("#content").evaluate((scroller) => {
       const limit = scroller.getBoundingClientRect().top;
-      const first = [...scroller.querySelectorAll("article.message")].find(
+      const first = Array.from(scroller.querySelectorAll("article.message")).find(
         (node) => node.getBoundingClientRect().bottom > limit + 4,
       );
       return first?.textContent ?? "";
     });
     expect(top).toContain("Message 151 of the long conversation.");
+    await page.close();
+  });
+
+  it("B14 live: a conversation's new message and a running job's new item appear without a reload", async () => {
+    const { weather, job, subject } = harness.seeded;
+    const page = await harness.open("/");
+    await page.locator(`#list li[data-id="${weather.id}"] a`).click();
+    await expect.poll(() => page.locator("#content article.message").count()).toBe(8);
+    const store = new GatewayMessageStore(harness.database);
+    const [written] = await store.appendMessages(subject, {
+      previousMessageId: weather.summary,
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "text", text: "A message written while the page is open" }],
+        },
+      ],
+    });
+    await expect
+      .poll(() => page.locator(`article[data-id="${written?.id}"]`).count(), { timeout: 15_000 })
+      .toBe(1);
+    expect(await page.locator("#detail-count").innerText()).toContain("9 messages shown");
+
+    await page.locator("#tab-jobs").click();
+    await page.locator(`#list li[data-id="${job.id}"] a`).click();
+    await expect.poll(() => page.locator("#content [data-item-key]").count()).toBe(9);
+    const jobs = new BackgroundAgentJobs(harness.database);
+    const { turns } = await jobs.readTrajectory(subject, job.id);
+    await jobs.appendItems(subject, turns[0]?.id ?? "", [
+      {
+        item_key: "agent:live",
+        item: { type: "agent_message", text: "An item written while the page is open" },
+      },
+    ]);
+    await expect
+      .poll(() => page.locator('#content [data-item-key="agent:live"]').count(), {
+        timeout: 15_000,
+      })
+      .toBe(1);
     await page.close();
   });
 });

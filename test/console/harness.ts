@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { build } from "vite";
+import type { StoreDatabase } from "../../src/store/database.js";
 import { freshDatabase, uniqueName, type FreshDatabase } from "../support/databases.js";
 import { testServer, TEST_OPERATOR_TOKEN, type TestServer } from "../support/server.js";
 import { seedConsole, type Seeded } from "./seed.js";
@@ -21,6 +22,7 @@ export interface ConsoleHarness {
   readonly seeded: Seeded;
   readonly browser: Browser;
   readonly server: TestServer;
+  readonly database: StoreDatabase;
   /** A new page with the token in the session (never in an address). */
   open(path: string, viewport?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
@@ -65,6 +67,7 @@ export async function startConsole(): Promise<ConsoleHarness> {
       seeded,
       browser: openedBrowser,
       server: openedServer,
+      database: openedDatabase.database,
       async open(path, viewport = { width: 1440, height: 900 }) {
         const page = await openedBrowser.newPage({ viewport });
         await page.addInitScript(

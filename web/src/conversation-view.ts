@@ -58,6 +58,11 @@ export class ConversationView {
   private readonly branchBox: HTMLElement;
   private readonly comparePanel: HTMLElement;
   private complete = false;
+  private pending = 0;
+  private stored: StoredMessage[] = [];
+  private lastStoredPage: FetchedPage | undefined;
+  private storedContext: MessageContext | undefined;
+  private countTurn: (message: StoredMessage) => void = () => {};
   private readonly results = new Map<string, { messageId: string; isError: boolean }>();
   private readonly calls = new Map<string, { messageId: string; name: string }>();
   private onRowsAdded: () => void = () => {};
@@ -118,17 +123,17 @@ export class ConversationView {
   /** Loads every page and shows rows as they arrive. Throws what the client throws. */
   async load(): Promise<void> {
     const { id, view, anchor } = this.target;
-    const stored: StoredMessage[] = [];
-    const storedPages: FetchedPage[] = [];
+    const stored = this.stored;
     const turnOf = new Map<string, number>();
     let turns = 0;
     const countTurn = (message: StoredMessage) => {
       if (message.type === "user" || message.type === "summary") turnOf.set(message.id, ++turns);
     };
+    this.countTurn = countTurn;
     const storedRows = view === "stored" && anchor === undefined;
     let context = this.context(turnOf);
     await allMessagePages(this.client, id, { view: "stored" }, this.signal, (fetched) => {
-      storedPages.push(fetched);
+      this.lastStoredPage = fetched;
       const page = fetched.page.messages as StoredMessage[];
       stored.push(...page);
       this.pair(page);
@@ -144,6 +149,7 @@ export class ConversationView {
     this.model = new ConversationModel(stored);
     const branches = this.model.branches();
     if (storedRows) {
+      this.storedContext = context;
       this.finish(stored.length, stored.length, branches.length);
       this.renderBranches(branches);
       this.renderTotals(stored);
@@ -190,13 +196,14 @@ export class ConversationView {
     fetched: FetchedPage,
     context: MessageContext,
     sourceOf: (index: number) => StoredMessage | undefined,
+    from = 0,
   ): void {
-    const messages = fetched.page.messages;
+    const messages = fetched.page.messages.slice(from);
     if (fetched.page.metadata.content_truncated)
       for (const one of possiblyCutMessages(messages)) this.possiblyCut.add(one);
     const added: ViewRow[] = [];
     messages.forEach((message, index) => {
-      const holder: Holder = { message, fetched, index };
+      const holder: Holder = { message, fetched, index: from + index };
       this.holders.set(message, holder);
       const source = this.target.view === "stored" ? (message as StoredMessage) : sourceOf(index);
       const key = `row:${this.rows.length + added.length}`;
@@ -311,6 +318,70 @@ export class ConversationView {
           : " · no cost reported",
       ),
     );
+  }
+
+  /**
+   * Live: asks for the last page of stored messages again; messages written since are shown
+   * at once in the stored view, and announced with a "show them" button in the others.
+   * Returns how many new messages there are.
+   */
+  async poll(): Promise<number> {
+    const last = this.lastStoredPage;
+    if (!this.complete || last === undefined) return 0;
+    const known = last.page.messages.length;
+    let fetched: FetchedPage = {
+      page: await this.client.messages(
+        this.target.id,
+        { view: "stored", cursor: last.cursor },
+        this.signal,
+      ),
+      cursor: last.cursor,
+    };
+    let from = known;
+    let added = 0;
+    for (;;) {
+      const fresh = fetched.page.messages.slice(from) as StoredMessage[];
+      if (fresh.length > 0) {
+        added += fresh.length;
+        this.lastStoredPage = fetched;
+        this.stored.push(...fresh);
+        this.pair(fresh);
+        if (this.storedContext !== undefined) {
+          for (const message of fresh) this.countTurn(message);
+          this.addPage(fetched, this.storedContext, () => undefined, from);
+        }
+      }
+      const next = fetched.page.next_cursor;
+      if (next === null) break;
+      fetched = {
+        page: await this.client.messages(
+          this.target.id,
+          { view: "stored", cursor: next },
+          this.signal,
+        ),
+        cursor: next,
+      };
+      from = 0;
+    }
+    if (added === 0) return 0;
+    this.model = new ConversationModel(this.stored);
+    const branches = this.model.branches();
+    if (this.storedContext !== undefined) {
+      this.finish(this.stored.length, this.stored.length, branches.length);
+      this.renderBranches(branches);
+      this.renderTotals(this.stored);
+      return added;
+    }
+    this.pending += added;
+    const show = element("button", { type: "button" }, "show them");
+    show.addEventListener("click", () =>
+      document.dispatchEvent(new CustomEvent("console:reload-detail")),
+    );
+    this.count.replaceChildren(
+      `${this.pending.toLocaleString("en")} new stored messages since this view was loaded. `,
+      show,
+    );
+    return added;
   }
 
   private async loadInFull(message: Message, button: HTMLButtonElement): Promise<void> {

@@ -72,7 +72,7 @@ export class ListView {
       this.count.textContent =
         this.shown === 0
           ? `No ${this.route.section} ${this.route.subject === undefined ? "yet" : "match the filter"}.`
-          : `${this.shown.toLocaleString("en")} ${this.route.section} shown${this.cursor === null ? " (all)" : "; more exist (they load as you scroll)"}`;
+          : `${this.shown.toLocaleString("en")} ${this.shown === 1 ? this.route.section.slice(0, -1) : this.route.section} shown${this.cursor === null ? " (all)" : "; more exist (they load as you scroll)"}`;
       this.markSelected(this.route.id);
       this.onSuccess();
     } catch (error) {

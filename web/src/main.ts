@@ -60,6 +60,20 @@ function failed(error: unknown): void {
   connection.failed(error);
 }
 
+/** Live updates: asks again every few seconds until the selection changes. */
+const POLL_MS = 3000;
+function keepPolling(signal: AbortSignal, poll: () => Promise<number>): void {
+  const timer = setInterval(() => {
+    poll().then(
+      () => connection.succeeded(),
+      (error: unknown) => {
+        if (!signal.aborted) failed(error);
+      },
+    );
+  }, POLL_MS);
+  signal.addEventListener("abort", () => clearInterval(timer));
+}
+
 function loadList(): void {
   listController?.abort();
   if (client === undefined) return;
@@ -135,6 +149,7 @@ function loadDetail(keepPlace: string | undefined): void {
     });
     view.load().then(
       () => {
+        if (!controller.signal.aborted) keepPolling(controller.signal, () => view.poll());
         if (!controller.signal.aborted && !revealed)
           revealed = reveal(target, current.target !== undefined);
         if (!controller.signal.aborted && current.target !== undefined && !revealed) {
@@ -168,6 +183,26 @@ function loadDetail(keepPlace: string | undefined): void {
       if (controller.signal.aborted) return;
       connection.succeeded();
       jobList = showJob(detail, current, content, back);
+      let seen = JSON.stringify(
+        detail.turns.map((turn) => [turn.status, turn.revision, turn.item_count]),
+      );
+      let status = detail.job.status;
+      keepPolling(controller.signal, async () => {
+        if (status !== "queued" && status !== "running") return 0;
+        const fresh = await client?.job(current.id ?? "", current.view, controller.signal);
+        if (fresh === undefined || controller.signal.aborted) return 0;
+        status = fresh.job.status;
+        const now = JSON.stringify(
+          fresh.turns.map((turn) => [turn.status, turn.revision, turn.item_count]),
+        );
+        if (now === seen && fresh.job.status === detail.job.status) return 0;
+        seen = now;
+        const top = content.scrollTop;
+        jobList?.list.disconnect();
+        jobList = showJob(fresh, current, content, back);
+        content.scrollTop = top;
+        return 1;
+      });
       if (!reveal(target, current.target !== undefined) && current.target !== undefined) {
         content.prepend(
           element(
@@ -293,6 +328,7 @@ document.addEventListener("click", (event) => {
 document.addEventListener("console:navigate", (event) =>
   navigate((event as CustomEvent<string>).detail),
 );
+document.addEventListener("console:reload-detail", () => loadDetail(place()));
 window.addEventListener("popstate", () => apply(parseRoute(location)));
 byId("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
