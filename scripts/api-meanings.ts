@@ -142,7 +142,6 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim/trajectory#storedTurnItemSchema": "The zod schema of one stored turn-item row.",
   "verbatim/trajectory#StoredTurnItem":
     "One stored turn-item row: turn, position, revision, key and item.",
-  "verbatim/trajectory#TurnRows": "The stored rows of one turn.",
   "verbatim/trajectory#createSanitizer": "A sanitizer with the given secret rules.",
   "verbatim/trajectory#defaultSecretRules": "The secret patterns the default sanitizer redacts.",
   "verbatim/trajectory#SanitizeResult": "A sanitized value and whether anything was redacted.",

@@ -34,12 +34,11 @@ export type {
 export {
   CLIENT_ITEM_KEY_PREFIX,
   ITEM_KEY_MAX_LENGTH,
-  groupRowsByTurn,
   isClientItemKey,
   itemKeySchema,
   storedTurnItemSchema,
 } from "./row.js";
-export type { StoredTurnItem, TurnRows } from "./row.js";
+export type { StoredTurnItem } from "./row.js";
 export { createSanitizer, defaultSanitizer, defaultSecretRules } from "./sanitizer.js";
 export type { SanitizeResult, Sanitizer, SanitizerOptions, SecretRule } from "./sanitizer.js";
 export type {

@@ -32,6 +32,7 @@ const INTERNALS = [
   "webSearchText",
   "SECOND_BREAKPOINT_THRESHOLD",
   "ROLE_OF_TYPE",
+  "groupRowsByTurn",
   "TYPE_OF_ROLE",
 ];
 
