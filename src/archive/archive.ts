@@ -254,7 +254,7 @@ class PackageArchive implements ConversationArchive {
     const owned =
       imagesFolder === undefined
         ? { images: new Set<string>(), temporaries: new Set<string>() }
-        : await listOwnedFiles(imagesFolder.path);
+        : await listOwnedFiles(imagesFolder.checkedPath);
     for (const name of disk.verifiedImages) {
       if (!owned.images.has(name)) disk.verifiedImages.delete(name);
     }
@@ -264,7 +264,7 @@ class PackageArchive implements ConversationArchive {
     }
     for (const name of owned.temporaries) disk.temporaries.add(`${IMAGES_FOLDER}/${name}`);
     if (agent !== undefined) {
-      for (const name of (await listOwnedFiles(agent.path)).temporaries) {
+      for (const name of (await listOwnedFiles(agent.checkedPath)).temporaries) {
         disk.temporaries.add(name);
       }
     }
@@ -331,17 +331,17 @@ class PackageArchive implements ConversationArchive {
       for (const name of newImages) {
         const image = budget.images.get(name);
         if (image === undefined) continue;
-        bytesWritten += await this.writer.writeFile(imagesFolder.path, name, [image.bytes]);
+        bytesWritten += await this.writer.writeFile(imagesFolder.checkedPath, name, [image.bytes]);
         disk.otherImages.delete(name);
         disk.verifiedImages.add(name);
       }
-      await this.writer.syncFolder(imagesFolder.path);
+      await this.writer.syncFolder(imagesFolder.checkedPath);
     }
     if (conversationChanged) {
-      bytesWritten += await this.writer.writeFile(agent.path, CONVERSATION_FILE, pieces);
-      await this.writer.syncFolder(agent.path);
+      bytesWritten += await this.writer.writeFile(agent.checkedPath, CONVERSATION_FILE, pieces);
+      await this.writer.syncFolder(agent.checkedPath);
     }
-    if (this.createdAgent) await this.writer.syncFolder(folders.root.path);
+    if (this.createdAgent) await this.writer.syncFolder(folders.root.checkedPath);
     const imagesFolder = folders.imagesFolder();
     for (const name of staleImages) {
       if (imagesFolder !== undefined) {

@@ -14,7 +14,15 @@ import { AGENT_FOLDER, IMAGES_FOLDER } from "./layout.js";
  * inside it is formed.
  */
 
-const DESCRIPTOR_PATHS = descriptorPathsWork();
+let descriptorPaths = descriptorPathsWork();
+
+/**
+ * Turns descriptor paths off (or back on where the system has them): for the tests of the
+ * fallback, which must hold on systems without `/proc/self/fd`.
+ */
+export function useDescriptorPaths(on: boolean): void {
+  descriptorPaths = on && descriptorPathsWork();
+}
 
 function descriptorPathsWork(): boolean {
   try {
@@ -54,7 +62,7 @@ export class OpenFolder {
     readonly shown: string,
     private readonly identity: Stats,
   ) {
-    this.path = DESCRIPTOR_PATHS ? `/proc/self/fd/${descriptor}` : shown;
+    this.path = descriptorPaths ? `/proc/self/fd/${descriptor}` : shown;
     shownPaths.set(this.path, shown);
   }
 
@@ -68,9 +76,15 @@ export class OpenFolder {
     return fingerprintOf(fstatSync(this.descriptor));
   }
 
+  /** `path`, checked first when it is the folder's own path (see the file's comment). */
+  get checkedPath(): string {
+    if (this.path === this.shown) this.checkStillHere();
+    return this.path;
+  }
+
   /** The path of an entry of this folder. */
   entry(name: string): string {
-    if (!DESCRIPTOR_PATHS) this.checkStillHere();
+    if (this.path === this.shown) this.checkStillHere();
     return join(this.path, name);
   }
 

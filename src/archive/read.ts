@@ -164,7 +164,7 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
   const canonical = isCanonicalEncoding(decoded.conversation, read.bytes);
 
   const disk = emptyDisk();
-  for (const name of (await listOwnedFiles(agentFolder.path)).temporaries) {
+  for (const name of (await listOwnedFiles(agentFolder.checkedPath)).temporaries) {
     disk.temporaries.add(name);
   }
   disk.conversationFingerprint = read.fingerprint;
@@ -172,7 +172,7 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
   if (folders.images.kind === "folder") {
     const imagesFolder = folders.images.folder;
     disk.imagesFingerprint = imagesFolder.fingerprint;
-    const owned = await listOwnedFiles(imagesFolder.path);
+    const owned = await listOwnedFiles(imagesFolder.checkedPath);
     for (const name of owned.images) disk.otherImages.add(name);
     for (const name of owned.temporaries) disk.temporaries.add(join(IMAGES_FOLDER, name));
     const wanted = [...referencedImageNames(decoded.conversation)].filter(([name]) =>

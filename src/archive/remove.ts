@@ -29,7 +29,7 @@ export async function removeAgentFolder(
   }
   if (conversation.kind === "file" || conversation.kind === "other") {
     await writer.removeFile(conversationPath);
-    await writer.syncFolder(agent.folder.path);
+    await writer.syncFolder(agent.folder.checkedPath);
   }
   await removeContents(agent.folder, writer);
   await writer.removeFolder(folders.root.entry(AGENT_FOLDER)).catch(ignoreNotEmpty);
@@ -38,7 +38,7 @@ export async function removeAgentFolder(
 
 /** Removes the regular files and folders under `folder`, leaving links (and what holds them). */
 async function removeContents(folder: OpenFolder, writer: PackageFileWriter): Promise<void> {
-  const entries = await readdir(folder.path, { withFileTypes: true });
+  const entries = await readdir(folder.checkedPath, { withFileTypes: true });
   for (const entry of entries) {
     if (entry.isSymbolicLink()) continue;
     if (entry.isDirectory()) {
