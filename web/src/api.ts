@@ -111,6 +111,47 @@ export interface JobDetail {
   readonly turns: readonly JobTurn[];
 }
 
+/** What the lists can be narrowed to (docs/server.md, "Console"). */
+export interface ListFilter {
+  readonly subject?: string | undefined;
+  readonly model?: string | undefined;
+  readonly status?: string | undefined;
+  /** YYYY-MM-DD: created on or after this day (UTC). */
+  readonly from?: string | undefined;
+  /** YYYY-MM-DD: created on or before this day (UTC). */
+  readonly to?: string | undefined;
+}
+
+export interface SearchHit {
+  readonly kind: "message" | "item";
+  readonly conversation_id: string | null;
+  readonly message_id: string | null;
+  readonly job_id: string | null;
+  readonly turn_id: string | null;
+  readonly item_key: string | null;
+  readonly subject_uid: string;
+  readonly created_at: string;
+  readonly snippet: string;
+}
+
+function dayAfter(day: string): string {
+  const date = new Date(`${day}T00:00:00.000Z`);
+  date.setUTCDate(date.getUTCDate() + 1);
+  return date.toISOString();
+}
+
+function filterQuery(filter: ListFilter): Record<string, string | undefined> {
+  return {
+    subject_prefix: filter.subject,
+    model: filter.model,
+    created_after:
+      filter.from === undefined
+        ? undefined
+        : new Date(`${filter.from}T00:00:00.000Z`).toISOString(),
+    created_before: filter.to === undefined ? undefined : dayAfter(filter.to),
+  };
+}
+
 /** The largest page the server cuts nothing of below (docs/server.md, "Page size"). */
 export const FULL_PAGE_BYTES = 16 * 1024 * 1024;
 
@@ -174,27 +215,35 @@ export class ConsoleClient {
   }
 
   conversations(
-    filter: { subject?: string },
+    filter: ListFilter,
     cursor: string | undefined,
     signal: AbortSignal,
   ): Promise<ListPage<ConversationSummary>> {
     return this.get(
       "/ai-gateway/conversations",
-      { subject_uid: filter.subject, cursor, limit: "100" },
+      { ...filterQuery(filter), cursor, limit: "100" },
       signal,
     );
   }
 
   jobs(
-    filter: { subject?: string; status?: string },
+    filter: ListFilter,
     cursor: string | undefined,
     signal: AbortSignal,
   ): Promise<ListPage<JobSummary>> {
     return this.get(
       "/background-agent-jobs",
-      { subject_uid: filter.subject, status: filter.status, cursor, limit: "100" },
+      { ...filterQuery(filter), status: filter.status, cursor, limit: "100" },
       signal,
     );
+  }
+
+  search(
+    query: string,
+    cursor: string | undefined,
+    signal: AbortSignal,
+  ): Promise<ListPage<SearchHit>> {
+    return this.get("/ai-gateway/search", { q: query, cursor, limit: "100" }, signal);
   }
 
   messages(

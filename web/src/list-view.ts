@@ -1,6 +1,12 @@
-import type { ConsoleClient, ConversationSummary, JobSummary } from "./api.js";
+import type {
+  ConsoleClient,
+  ConversationSummary,
+  JobSummary,
+  ListFilter,
+  SearchHit,
+} from "./api.js";
 import { element } from "./dom.js";
-import { formatRoute, type Route } from "./route.js";
+import { FILTER_KEYS, formatRoute, type Route } from "./route.js";
 
 /**
  * The list of conversations or jobs: every page followed (the next one loads when the end of
@@ -46,24 +52,22 @@ export class ListView {
     this.loading = true;
     const cursor = first ? undefined : (this.cursor ?? undefined);
     try {
-      if (this.route.section === "conversations") {
-        const page = await this.client.conversations(
-          { ...(this.route.subject === undefined ? {} : { subject: this.route.subject }) },
-          cursor,
-          this.signal,
-        );
+      const filter: ListFilter = this.route;
+      const filtered = FILTER_KEYS.some((key) => this.route[key] !== undefined);
+      let noun: string = this.route.section;
+      if (this.route.q !== undefined) {
+        noun = "matches";
+        const page = await this.client.search(this.route.q, cursor, this.signal);
+        for (const hit of page.data) this.list.append(this.hitItem(hit));
+        this.shown += page.data.length;
+        this.cursor = page.next_cursor;
+      } else if (this.route.section === "conversations") {
+        const page = await this.client.conversations(filter, cursor, this.signal);
         for (const conversation of page.data) this.list.append(this.conversationItem(conversation));
         this.shown += page.data.length;
         this.cursor = page.next_cursor;
       } else {
-        const page = await this.client.jobs(
-          {
-            ...(this.route.subject === undefined ? {} : { subject: this.route.subject }),
-            ...(this.route.status === undefined ? {} : { status: this.route.status }),
-          },
-          cursor,
-          this.signal,
-        );
+        const page = await this.client.jobs(filter, cursor, this.signal);
         for (const job of page.data) this.list.append(this.jobItem(job));
         this.shown += page.data.length;
         this.cursor = page.next_cursor;
@@ -71,9 +75,11 @@ export class ListView {
       this.more.hidden = this.cursor === null;
       this.count.textContent =
         this.shown === 0
-          ? `No ${this.route.section} ${this.route.subject === undefined ? "yet" : "match the filter"}.`
-          : `${this.shown.toLocaleString("en")} ${this.shown === 1 ? this.route.section.slice(0, -1) : this.route.section} shown${this.cursor === null ? " (all)" : "; more exist (they load as you scroll)"}`;
-      this.markSelected(this.route.id);
+          ? this.route.q !== undefined
+            ? `Nothing matches “${this.route.q}”.`
+            : `No ${this.route.section} ${filtered ? "match the filter" : "yet"}.`
+          : `${this.shown.toLocaleString("en")} ${this.shown === 1 ? noun.replace(/e?s$/, "") : noun} shown${this.cursor === null ? " (all)" : "; more exist (they load as you scroll)"}`;
+      this.markSelected(this.route.id, this.route.target);
       this.onSuccess();
     } catch (error) {
       if (!this.signal.aborted) this.onError(error);
@@ -82,9 +88,11 @@ export class ListView {
     }
   }
 
-  markSelected(id: string | undefined): void {
+  /** Marks the entry of the selection (for search results: the matching message or item). */
+  markSelected(id: string | undefined, target?: string): void {
     for (const item of this.list.querySelectorAll("li[data-id]")) {
-      const selected = item.getAttribute("data-id") === id;
+      const hit = item.getAttribute("data-hit");
+      const selected = item.getAttribute("data-id") === id && (hit === null || hit === target);
       item.classList.toggle("selected", selected);
       const link = item.querySelector("a");
       if (selected) link?.setAttribute("aria-current", "true");
@@ -93,7 +101,7 @@ export class ListView {
   }
 
   private link(id: string): string {
-    return formatRoute({ ...this.route, id, target: undefined, anchor: undefined });
+    return formatRoute({ ...this.route, id, target: undefined, anchor: undefined, q: undefined });
   }
 
   private conversationItem(conversation: ConversationSummary): HTMLElement {
@@ -109,6 +117,43 @@ export class ListView {
           { class: "meta" },
           `${conversation.subject_uid} · ${conversation.message_count.toLocaleString("en")} messages · ${conversation.last_message_at ?? conversation.created_at}`,
         ),
+      ),
+    );
+  }
+
+  private hitItem(hit: SearchHit): HTMLElement {
+    const message = hit.kind === "message";
+    const href = message
+      ? formatRoute({
+          section: "conversations",
+          id: hit.conversation_id ?? "",
+          target: hit.message_id ?? undefined,
+          view: this.route.view,
+          q: this.route.q,
+        })
+      : formatRoute({
+          section: "jobs",
+          id: hit.job_id ?? "",
+          target: hit.item_key ?? undefined,
+          view: this.route.view,
+          q: this.route.q,
+        });
+    return element(
+      "li",
+      {
+        "data-id": (message ? hit.conversation_id : hit.job_id) ?? "",
+        "data-hit": (message ? hit.message_id : hit.item_key) ?? "",
+      },
+      element(
+        "a",
+        { href },
+        element(
+          "span",
+          { class: "id" },
+          message ? `message ${hit.message_id}` : `item ${hit.item_key} of ${hit.job_id}`,
+        ),
+        element("span", { class: "snippet" }, hit.snippet),
+        element("span", { class: "meta" }, `${hit.subject_uid} · ${hit.created_at}`),
       ),
     );
   }

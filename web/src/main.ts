@@ -5,7 +5,7 @@ import { element } from "./dom.js";
 import { ListView } from "./list-view.js";
 import { showJob } from "./job-view.js";
 import { findNext, installKeys, type SearchableRow } from "./keys.js";
-import { formatRoute, parseRoute, type Route } from "./route.js";
+import { FILTER_KEYS, formatRoute, parseRoute, type Route } from "./route.js";
 import type { Row, VirtualList } from "./virtual-list.js";
 
 /**
@@ -26,6 +26,10 @@ const listCount = byId("list-count");
 const content = byId("content");
 const subjectFilter = byId<HTMLInputElement>("subject-filter");
 const statusFilter = byId<HTMLSelectElement>("status-filter");
+const modelFilter = byId<HTMLInputElement>("model-filter");
+const fromFilter = byId<HTMLInputElement>("from-filter");
+const toFilter = byId<HTMLInputElement>("to-filter");
+const searchInput = byId<HTMLInputElement>("search");
 const findInput = byId<HTMLInputElement>("find");
 const findCount = byId("find-count");
 const connection = new Connection(byId("status"), byId<HTMLButtonElement>("retry"), () => reload());
@@ -240,7 +244,15 @@ function syncControls(): void {
     radio.checked = radio.value === route.view;
   subjectFilter.value = route.subject ?? "";
   statusFilter.value = route.status ?? "";
-  statusFilter.parentElement?.toggleAttribute("hidden", route.section !== "jobs");
+  modelFilter.value = route.model ?? "";
+  fromFilter.value = route.from ?? "";
+  toFilter.value = route.to ?? "";
+  searchInput.value = route.q ?? "";
+  byId("status-box").hidden = route.section !== "jobs";
+  const filtered = [route.subject, route.model, route.from, route.to, route.status].some(
+    (one) => one !== undefined,
+  );
+  if (filtered) byId<HTMLDetailsElement>("filter-box").open = true;
   document.body.classList.toggle("has-selection", route.id !== undefined);
 }
 
@@ -249,12 +261,11 @@ function apply(next: Route): void {
   route = next;
   syncControls();
   const listChanged =
+    listView === undefined ||
     previous.section !== next.section ||
-    previous.subject !== next.subject ||
-    previous.status !== next.status ||
-    listView === undefined;
+    FILTER_KEYS.some((key) => previous[key] !== next[key]);
   if (listChanged) loadList();
-  else listView?.markSelected(next.id);
+  else listView?.markSelected(next.id, next.target);
   const detailChanged =
     previous.section !== next.section ||
     previous.id !== next.id ||
@@ -334,20 +345,27 @@ byId("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   connect(tokenInput.value.trim());
 });
+const value = (input: HTMLInputElement | HTMLSelectElement) => input.value.trim() || undefined;
 byId("filters").addEventListener("submit", (event) => {
   event.preventDefault();
-  const subject = subjectFilter.value.trim();
   navigate(
     formatRoute({
-      ...route,
-      id: undefined,
-      target: undefined,
-      anchor: undefined,
-      subject: subject === "" ? undefined : subject,
-      status:
-        route.section === "jobs" && statusFilter.value !== "" ? statusFilter.value : undefined,
+      section: route.section,
+      view: route.view,
+      subject: value(subjectFilter),
+      model: value(modelFilter),
+      from: value(fromFilter),
+      to: value(toFilter),
+      status: route.section === "jobs" ? value(statusFilter) : undefined,
     }),
   );
+});
+byId("clear-filters").addEventListener("click", () =>
+  navigate(formatRoute({ section: route.section, view: route.view })),
+);
+byId("search-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  navigate(formatRoute({ section: route.section, view: route.view, q: value(searchInput) }));
 });
 more.addEventListener("click", () => void listView?.next());
 for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="view"]')) {

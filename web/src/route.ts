@@ -15,10 +15,17 @@ export interface Route {
   readonly target?: string | undefined;
   readonly view: View;
   readonly anchor?: string | undefined;
-  /** List filters. */
+  /** List filters: subject prefix, model, job status, dates (YYYY-MM-DD, inclusive). */
   readonly subject?: string | undefined;
   readonly status?: string | undefined;
+  readonly model?: string | undefined;
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  /** A full-text search across conversations and jobs (the list shows its results). */
+  readonly q?: string | undefined;
 }
+
+export const FILTER_KEYS = ["subject", "status", "model", "from", "to", "q"] as const;
 
 function decode(part: string | undefined): string | undefined {
   if (part === undefined || part === "") return undefined;
@@ -42,8 +49,7 @@ export function parseRoute(location: { pathname: string; search: string }): Rout
     target: parts[2] === targetWord ? decode(parts[3]) : undefined,
     view,
     anchor: section === "conversations" ? (query.get("anchor") ?? undefined) : undefined,
-    subject: query.get("subject") ?? undefined,
-    status: query.get("status") ?? undefined,
+    ...Object.fromEntries(FILTER_KEYS.map((key) => [key, query.get(key) || undefined] as const)),
   };
 }
 
@@ -60,8 +66,12 @@ export function formatRoute(route: Route): string {
   if (route.anchor !== undefined && route.section === "conversations") {
     query.set("anchor", route.anchor);
   }
-  if (route.subject !== undefined && route.subject !== "") query.set("subject", route.subject);
-  if (route.status !== undefined && route.status !== "") query.set("status", route.status);
+  for (const key of FILTER_KEYS) {
+    const value = route[key];
+    if (value === undefined || value === "") continue;
+    if (key === "status" && route.section !== "jobs") continue;
+    query.set(key, value);
+  }
   const search = query.toString();
   return search === "" ? path : `${path}?${search}`;
 }
