@@ -54,12 +54,19 @@ function edit(history: Message[], index: number, message: Message): Message[] {
   return copy;
 }
 
+/**
+ * The label a body of `provider` gets: an OpenRouter body without any field only OpenRouter
+ * takes is a Chat Completions body (the two differ in `max_tokens` alone).
+ */
+const labelOf = (provider: ProviderId): ProviderId =>
+  provider === "openrouter" ? "openai-chat" : provider;
+
 describe("cache-prefix checker", () => {
   for (const provider of PROVIDER_IDS) {
     it(`A27 ${provider}: the next request extends the previous one (the moved breakpoint ignored)`, () => {
       expect(checkCachePrefix(body(provider, first), body(provider, second))).toEqual({
         ok: true,
-        provider,
+        provider: labelOf(provider),
         appended: 2,
       });
     });
@@ -182,6 +189,96 @@ describe("cache-prefix checker", () => {
       provider: "anthropic",
       appended: 2,
     });
+  });
+
+  it("checkCachePrefix labels plain Chat bodies openai-chat, not anthropic or openrouter (issue 19)", () => {
+    const label = (value: unknown) => {
+      const text = JSON.stringify(value);
+      return checkCachePrefix(text, text).provider;
+    };
+    // Chat Completions bodies as the OpenAI documentation writes them.
+    expect(label({ model: "gpt-4o", messages: [{ role: "user", content: "Hello!" }] })).toBe(
+      "openai-chat",
+    );
+    expect(
+      label({
+        model: "gpt-4o",
+        max_tokens: 100,
+        messages: [
+          { role: "system", content: "You are a helpful assistant." },
+          { role: "user", content: "Hello!" },
+        ],
+      }),
+    ).toBe("openai-chat");
+    expect(
+      label({
+        model: "gpt-4o",
+        max_tokens: 100,
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "What is in this image?" },
+              { type: "image_url", image_url: { url: "https://example.com/a.png" } },
+            ],
+          },
+        ],
+        tools: [{ type: "function", function: { name: "f", parameters: {} } }],
+      }),
+    ).toBe("openai-chat");
+    // What only OpenRouter or Anthropic take still decides.
+    expect(
+      label({
+        model: "m",
+        messages: [{ role: "user", content: "Hi" }],
+        provider: { sort: "price" },
+      }),
+    ).toBe("openrouter");
+    expect(body("openrouter", first, { extras: { provider: { sort: "price" } } })).toContain(
+      '"provider"',
+    );
+    expect(
+      checkCachePrefix(
+        body("openrouter", first, { extras: { provider: { sort: "price" } } }),
+        body("openrouter", second, { extras: { provider: { sort: "price" } } }),
+      ).provider,
+    ).toBe("openrouter");
+    expect(
+      label({
+        model: "m",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "Hi" }],
+        system: "Be brief.",
+      }),
+    ).toBe("anthropic");
+    expect(
+      label({
+        model: "m",
+        max_tokens: 10,
+        messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
+      }),
+    ).toBe("anthropic");
+    expect(
+      body("anthropic", first, {
+        system: "",
+        tools: [],
+        cache: { breakpoint: false },
+      }),
+    ).not.toContain("cache_control");
+    expect(
+      checkCachePrefix(
+        body("anthropic", first, {
+          system: "",
+          tools: [],
+          cache: { breakpoint: false },
+        }),
+        body("anthropic", second, {
+          system: "",
+          tools: [],
+          cache: { breakpoint: false },
+        }),
+      ).provider,
+    ).toBe("anthropic");
   });
 
   it("refuses a body that is not JSON or has no message list", () => {

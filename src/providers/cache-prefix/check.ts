@@ -7,7 +7,8 @@
  */
 import { VerbatimError } from "../../core/errors.js";
 import type { ProviderId } from "../types.js";
-import { memberOf, parseJsonTree, stringValue, type JsonNode } from "./json-tree.js";
+import { detectProvider } from "./detect.js";
+import { memberOf, parseJsonTree, type JsonNode } from "./json-tree.js";
 import { stripSignedMaterial } from "./signed.js";
 
 export interface CachePrefixDifference {
@@ -36,26 +37,6 @@ export interface CachePrefixOptions {
 }
 
 const LIST_KEYS = ["messages", "contents", "input"] as const;
-
-/** Which provider wrote a body, from its shape. */
-export function detectProvider(root: JsonNode): ProviderId {
-  if (memberOf(root, "contents") !== undefined) return "gemini";
-  if (memberOf(root, "input") !== undefined) return "openai-responses";
-  const messages = memberOf(root, "messages");
-  const roles =
-    messages?.kind === "array"
-      ? messages.items.map((item) => stringValue(memberOf(item, "role")))
-      : [];
-  const chatShaped = roles.some(
-    (role) => role === "system" || role === "tool" || role === "developer",
-  );
-  const has = (key: string) => memberOf(root, key) !== undefined;
-  if (has("max_completion_tokens") || has("stream_options") || has("prompt_cache_key"))
-    return "openai-chat";
-  if (chatShaped) return "openrouter";
-  if (has("provider") || has("transforms") || has("models") || has("usage")) return "openrouter";
-  return "anthropic";
-}
 
 class Found {
   constructor(
