@@ -11,3 +11,10 @@ export type { ConversationOutcome, ImportProgress, PackageImportReport } from ".
 export { listSourceFiles } from "./source-files.js";
 export { leftOutTotals, progressLine } from "./summary.js";
 export type { LeftOutTotal } from "./summary.js";
+export { TRAJECTORY_SOURCES } from "./trajectories/rows.js";
+export type { TrajectoryFileImport, TrajectorySource } from "./trajectories/rows.js";
+export { importSweAgentTrajectory } from "./trajectories/swe-agent.js";
+export { importOpenHandsEvents, importOpenHandsResolver } from "./trajectories/openhands.js";
+export { importInspectLog } from "./trajectories/inspect.js";
+export { acceptsTrajectoryFile, importIntoRowsFile } from "./trajectories/rows-import.js";
+export type { RowsImportReport, TurnOutcome } from "./trajectories/rows-import.js";

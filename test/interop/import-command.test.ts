@@ -163,3 +163,31 @@ describe("verbatim import claude-code|codex --into <folder>", () => {
     expect(database.err).toMatch(/database targets/);
   });
 });
+
+describe("verbatim import swe-agent|openhands|inspect --into <rows.jsonl>", () => {
+  it("writes stored rows that verbatim trajectory project reads; a re-run leaves the file as it is", async () => {
+    const rows = join(folder, "rows.jsonl");
+    for (const source of ["swe-agent", "openhands", "inspect"]) {
+      const result = await run(["import", source, join(fixturesRoot, source), "--into", rows]);
+      expect(result.code, result.err).toBe(0);
+      expect(result.out).toMatch(/turns imported [1-9]/);
+    }
+    const projected = await run(["trajectory", "project", rows, "--view", "model-visible"]);
+    expect(projected.code, projected.err).toBe(0);
+    const before = readFileSync(rows);
+    const stamp = statSync(rows).mtimeMs;
+    const again = await run([
+      "import",
+      "inspect",
+      join(fixturesRoot, "inspect"),
+      "--into",
+      rows,
+      "--json",
+    ]);
+    expect(
+      (JSON.parse(again.out) as { totals: { imported: number; unchanged: number } }).totals,
+    ).toMatchObject({ imported: 0, unchanged: 4 });
+    expect(readFileSync(rows)).toEqual(before);
+    expect(statSync(rows).mtimeMs).toBe(stamp);
+  });
+});

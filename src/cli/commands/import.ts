@@ -1,13 +1,18 @@
 import { resolve } from "node:path";
 import {
   CONVERSATION_SOURCES,
+  TRAJECTORY_SOURCES,
   acceptsFile,
+  acceptsTrajectoryFile,
+  importIntoRowsFile,
   importIntoPackages,
   leftOutTotals,
   listSourceFiles,
   progressLine,
   type ConversationSource,
   type PackageImportReport,
+  type RowsImportReport,
+  type TrajectorySource,
 } from "../../interop/index.js";
 import {
   EXIT_CHECK_FAILED,
@@ -18,7 +23,7 @@ import {
 } from "../command.js";
 import { processIO, type CliIO } from "../io.js";
 
-const SOURCES: readonly string[] = [...CONVERSATION_SOURCES];
+const SOURCES: readonly string[] = [...CONVERSATION_SOURCES, ...TRAJECTORY_SOURCES];
 
 function isConversationSource(source: string): source is ConversationSource {
   return (CONVERSATION_SOURCES as readonly string[]).includes(source);
@@ -26,9 +31,10 @@ function isConversationSource(source: string): source is ConversationSource {
 
 export const importCommand: Command = {
   words: ["import"],
-  usage: "claude-code|codex <path…> --into <package folder> [--json]",
+  usage:
+    "claude-code|codex <path…> --into <package folder> | swe-agent|openhands|inspect <path…> --into <rows.jsonl> [--json]",
   summary:
-    "Import Claude Code sessions or Codex rollouts (files or folders) into format-1 packages, one per conversation; re-runs change nothing.",
+    "Import Claude Code or Codex sessions into format-1 packages (one per conversation), or agent trajectories into stored rows; re-runs change nothing.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,
@@ -51,15 +57,38 @@ export const importCommand: Command = {
         "database targets are imported by the server package's command; give a folder to import into packages",
       );
     }
-    if (!isConversationSource(source)) throw usageError(this, `unknown source ${source}`);
     const json = values.json === true;
-    const files = await listSourceFiles(io.cwd, paths, (name) => acceptsFile(source, name));
     const bar = !json && io === processIO && process.stderr.isTTY === true;
+    const onProgress = bar
+      ? {
+          onProgress: (progress: Parameters<typeof progressLine>[0]) =>
+            io.stderr(`\r${progressLine(progress)}`),
+        }
+      : {};
+    if (!isConversationSource(source)) {
+      const trajectorySource = source as TrajectorySource;
+      const files = await listSourceFiles(io.cwd, paths, (name) =>
+        acceptsTrajectoryFile(trajectorySource, name),
+      );
+      const report = await importIntoRowsFile({
+        source: trajectorySource,
+        files,
+        into: resolve(io.cwd, into),
+        ...onProgress,
+      });
+      if (bar) io.stderr("\n");
+      if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else writeRowsSummary(report, io);
+      return report.totals.refused > 0 || report.unreadableFiles.length > 0
+        ? EXIT_CHECK_FAILED
+        : EXIT_OK;
+    }
+    const files = await listSourceFiles(io.cwd, paths, (name) => acceptsFile(source, name));
     const report = await importIntoPackages({
       source,
       files,
       into: resolve(io.cwd, into),
-      ...(bar ? { onProgress: (progress) => io.stderr(`\r${progressLine(progress)}`) } : {}),
+      ...onProgress,
     });
     if (bar) io.stderr("\n");
     if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -68,6 +97,31 @@ export const importCommand: Command = {
     return failed ? EXIT_CHECK_FAILED : EXIT_OK;
   },
 };
+
+function writeLeftOut(entries: PackageImportReport["leftOut"], lines: string[]): void {
+  const totals = leftOutTotals(entries);
+  if (totals.length === 0) return;
+  lines.push("left out (each reported; --json lists every file and line):");
+  for (const entry of totals) {
+    lines.push(
+      `  ${entry.what}: ${entry.lines} record(s) in ${entry.files} file(s): ${entry.reason}`,
+    );
+  }
+}
+
+function writeRowsSummary(report: RowsImportReport, io: CliIO): void {
+  const { totals } = report;
+  const lines = [
+    `${totals.files} file(s), ${(totals.bytes / 1e6).toFixed(1)} MB, ${totals.rows} row(s) into ${report.into}`,
+    `turns imported ${totals.imported}, skipped as already imported ${totals.unchanged}, refused ${totals.refused}`,
+  ];
+  for (const turn of report.turns)
+    if (turn.outcome === "refused") lines.push(`  refused ${turn.turn_id}: ${turn.reason ?? ""}`);
+  for (const file of report.unreadableFiles)
+    lines.push(`  unreadable ${file.file}: ${file.reason}`);
+  writeLeftOut(report.leftOut, lines);
+  io.stdout(`${lines.join("\n")}\n`);
+}
 
 function writeSummary(report: PackageImportReport, io: CliIO): void {
   const { totals } = report;
@@ -86,14 +140,6 @@ function writeSummary(report: PackageImportReport, io: CliIO): void {
   }
   for (const file of report.unreadableFiles)
     lines.push(`  unreadable ${file.file}: ${file.reason}`);
-  const totalsLeftOut = leftOutTotals(report.leftOut);
-  if (totalsLeftOut.length > 0) {
-    lines.push("left out (each reported; --json lists every file and line):");
-    for (const entry of totalsLeftOut) {
-      lines.push(
-        `  ${entry.what}: ${entry.lines} line(s) in ${entry.files} file(s): ${entry.reason}`,
-      );
-    }
-  }
+  writeLeftOut(report.leftOut, lines);
   io.stdout(`${lines.join("\n")}\n`);
 }

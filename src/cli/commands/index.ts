@@ -80,9 +80,10 @@ export const commandEntries: readonly CommandEntry[] = [
   },
   {
     words: ["import"],
-    usage: "claude-code|codex <path…> --into <package folder> [--json]",
+    usage:
+      "claude-code|codex <path…> --into <package folder> | swe-agent|openhands|inspect <path…> --into <rows.jsonl> [--json]",
     summary:
-      "Import Claude Code sessions or Codex rollouts (files or folders) into format-1 packages, one per conversation; re-runs change nothing.",
+      "Import Claude Code or Codex sessions into format-1 packages (one per conversation), or agent trajectories into stored rows; re-runs change nothing.",
     load: async () => (await import("./import.js")).importCommand,
   },
   {
