@@ -241,6 +241,56 @@ describe("projection properties", () => {
     );
   });
 
+  it("B12 shuffled multi-turn rows give the same bytes without a turn order (issue 19)", () => {
+    fc.assert(
+      fc.property(
+        trajectory.filter(({ rows }) => new Set(rows.map((row) => row.turn_id)).size > 1),
+        fc.infiniteStream(fc.nat()),
+        ({ rows }, randomness) => {
+          // A Fisher–Yates shuffle of every row, across turns.
+          const shuffled = [...rows];
+          const draws = randomness[Symbol.iterator]();
+          for (let index = shuffled.length - 1; index > 0; index--) {
+            const other = (draws.next().value as number) % (index + 1);
+            [shuffled[index], shuffled[other]] = [
+              shuffled[other] as StoredTurnItem,
+              shuffled[index] as StoredTurnItem,
+            ];
+          }
+          const chatml = projectTrajectoryToChatML(shuffled);
+          expect(chatml).toEqual(projectTrajectoryToChatML(rows));
+          expect(modelVisibleJson(modelVisibleTrajectory(chatml))).toBe(
+            modelVisibleJson(modelVisibleTrajectory(projectTrajectoryToChatML(rows))),
+          );
+          // Turns in the order they were made, whatever order the rows came in.
+          expect(chatml.turns.map((turn) => turn.turn_id)).toEqual([
+            ...new Set(rows.map((row) => row.turn_id)),
+          ]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("B12 numbered turn ids keep their number order and store ids their creation order, whatever the row order", () => {
+    const turnIds = ["turn-1", "turn-2", "turn-9", "turn-10", "turn-11"];
+    const storeIds = ["jt_01hzzzzzzz0000", "jt_01j0000000zzzz", "jt_01j0000001aaaa"];
+    for (const ids of [turnIds, storeIds]) {
+      const rows: StoredTurnItem[] = ids.map((turnId, index) => ({
+        turn_id: turnId,
+        position: 0,
+        revision: 1,
+        item_key: `k${index}`,
+        item: { type: "user_message", text: `message ${index}` },
+      }));
+      const expected = ids.map((_, index) => `message ${index}`);
+      for (const order of [rows, [...rows].reverse()]) {
+        const { messages } = projectTrajectoryToChatML(order);
+        expect(messages.map((message) => message.content)).toEqual(expected);
+      }
+    }
+  });
+
   it("B12 paging fits any reachable limit, cuts only content, to prefixes, and says so", () => {
     fc.assert(
       fc.property(trajectory, fc.double({ min: 0, max: 1, noNaN: true }), ({ rows }, fraction) => {

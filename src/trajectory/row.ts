@@ -44,8 +44,19 @@ export interface TurnRows {
 }
 
 /**
+ * The order of turns the caller did not place: shorter ids first, then by UTF-16 code units.
+ * The store's ids have one length and sort by creation time; numbered ids (`turn-2`,
+ * `turn-10`) sort by their number. Never the order the rows came in.
+ */
+export function compareTurnIds(left: string, right: string): number {
+  if (left.length !== right.length) return left.length - right.length;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
  * Groups rows by turn, each turn's rows in position order. Turns come in `turnOrder` when
- * given (a turn without rows is an empty turn, B9), then in order of first appearance.
+ * given (a turn without rows is an empty turn, B9); turns it does not name follow, ordered by
+ * their ids (`compareTurnIds`), so the same rows in any order give the same turns.
  * Refuses rows that no store would hold: a repeated or missing position, a repeated item key.
  */
 export function groupRowsByTurn(
@@ -54,13 +65,17 @@ export function groupRowsByTurn(
 ): TurnRows[] {
   const byTurn = new Map<string, StoredTurnItem[]>();
   for (const turnId of turnOrder) byTurn.set(turnId, []);
+  const unplaced = new Map<string, StoredTurnItem[]>();
   for (const row of rows) {
-    let list = byTurn.get(row.turn_id);
+    let list = byTurn.get(row.turn_id) ?? unplaced.get(row.turn_id);
     if (list === undefined) {
       list = [];
-      byTurn.set(row.turn_id, list);
+      unplaced.set(row.turn_id, list);
     }
     list.push(row);
+  }
+  for (const turnId of [...unplaced.keys()].sort(compareTurnIds)) {
+    byTurn.set(turnId, unplaced.get(turnId) ?? []);
   }
   const turns: TurnRows[] = [];
   for (const [turnId, list] of byTurn) {
