@@ -18,3 +18,7 @@ export { importOpenHandsEvents, importOpenHandsResolver } from "./trajectories/o
 export { importInspectLog } from "./trajectories/inspect.js";
 export { acceptsTrajectoryFile, importIntoRowsFile } from "./trajectories/rows-import.js";
 export type { RowsImportReport, TurnOutcome } from "./trajectories/rows-import.js";
+export { EXPORT_FORMATS, exportLine } from "./export/training-lines.js";
+export type { ExportFormat, ExportOptions } from "./export/training-lines.js";
+export { exportPackages, findPackages } from "./export/export-packages.js";
+export type { ExportedPackage } from "./export/export-packages.js";

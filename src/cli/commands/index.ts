@@ -87,6 +87,13 @@ export const commandEntries: readonly CommandEntry[] = [
     load: async () => (await import("./import.js")).importCommand,
   },
   {
+    words: ["export"],
+    usage: "<package | folder of packages…> --to openai-jsonl|chatml-jsonl [--system FILE]",
+    summary:
+      "Write each package's history as one JSON line (OpenAI fine-tuning or ChatML) to stdout; the same packages give the same bytes.",
+    load: async () => (await import("./export.js")).exportCommand,
+  },
+  {
     words: ["serve"],
     usage: "[--db <sqlite path | postgres url>] [--host H] [--port P] [--upstream echo]",
     summary:
