@@ -63,7 +63,13 @@ export interface StoredMessage {
   readonly depth?: number;
   readonly created_at: string;
   readonly updated_at?: string;
+  /** The model call's cost, when the server could tell (reported, or estimated from prices). */
+  readonly cost?: MessageCost;
 }
+
+export type MessageCost =
+  | { readonly kind: "reported" | "estimated"; readonly dollars: number }
+  | { readonly kind: "unknown" | "notBilled" };
 
 export interface ProjectionMetadata {
   readonly redacted?: boolean;
@@ -78,6 +84,18 @@ export interface MessagesPage {
   readonly messages: readonly (StoredMessage | ChatMLMessage)[];
   readonly metadata: ProjectionMetadata;
   readonly next_cursor: string | null;
+  /**
+   * view=model-visible: the instructions and tools of the request that produced the newest
+   * response of the context (null when none was recorded).
+   */
+  readonly model_input?: ModelInput | null;
+}
+
+export interface ModelInput {
+  readonly message_id: string;
+  readonly instructions: string | null;
+  readonly tools: readonly Readonly<Record<string, unknown>>[];
+  readonly max_output_tokens: number | null;
 }
 
 export type JobItem = { readonly type: string } & Readonly<Record<string, unknown>>;

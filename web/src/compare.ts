@@ -125,3 +125,28 @@ export async function compareNode(
     ),
   );
 }
+
+/** Opens the side-by-side panel for one message (replacing what it showed). */
+export async function openComparePanel(
+  panel: HTMLElement,
+  client: ConsoleClient,
+  conversationId: string,
+  message: StoredMessage,
+  signal: AbortSignal,
+): Promise<void> {
+  const close = element("button", { type: "button", class: "close" }, "close");
+  close.addEventListener("click", () => {
+    panel.hidden = true;
+    panel.replaceChildren();
+  });
+  const title = element("h3", {}, "Views side by side");
+  panel.hidden = false;
+  panel.replaceChildren(title, close, element("p", {}, "loading…"));
+  try {
+    panel.replaceChildren(title, close, await compareNode(client, conversationId, message, signal));
+  } catch (error) {
+    panel.replaceChildren(title, close, element("p", { class: "error-text" }, String(error)));
+  }
+  panel.scrollIntoView({ block: "start" });
+  close.focus();
+}

@@ -1,5 +1,5 @@
 import type { ChatMLMessage } from "../../src/history/chatml.js";
-import type { StoredMessage, UsageFacts } from "./api.js";
+import type { MessageCost, StoredMessage, UsageFacts } from "./api.js";
 
 /**
  * What the page works out from a conversation's stored messages: the branches (forks), the
@@ -115,8 +115,12 @@ export interface Totals {
   cacheRead: number;
   cacheWrite: number;
   output: number;
-  reportedCost: number;
-  costReported: number;
+  /** Dollars of the calls whose cost is known (reported or estimated). */
+  dollars: number;
+  /** Calls whose cost the provider reported, estimated from prices, or could not be priced. */
+  reported: number;
+  estimated: number;
+  unknown: number;
 }
 
 export function usageTotals(messages: readonly StoredMessage[]): Totals {
@@ -126,8 +130,10 @@ export function usageTotals(messages: readonly StoredMessage[]): Totals {
     cacheRead: 0,
     cacheWrite: 0,
     output: 0,
-    reportedCost: 0,
-    costReported: 0,
+    dollars: 0,
+    reported: 0,
+    estimated: 0,
+    unknown: 0,
   };
   for (const message of messages) {
     const usage: UsageFacts | undefined = message.metadata.gateway?.usage;
@@ -137,12 +143,21 @@ export function usageTotals(messages: readonly StoredMessage[]): Totals {
     totals.cacheRead += usage.cacheRead ?? 0;
     totals.cacheWrite += usage.cacheWrite ?? 0;
     totals.output += usage.output ?? 0;
-    if (usage.reportedCost !== undefined) {
-      totals.reportedCost += usage.reportedCost;
-      totals.costReported += 1;
+    const cost = costOf(message);
+    if (cost === undefined || cost.kind === "unknown") totals.unknown += 1;
+    else if (cost.kind === "reported" || cost.kind === "estimated") {
+      totals.dollars += cost.dollars;
+      totals[cost.kind] += 1;
     }
   }
   return totals;
+}
+
+/** A call's cost: the server's, else the one the provider reported in the usage. */
+export function costOf(message: StoredMessage): MessageCost | undefined {
+  if (message.cost !== undefined) return message.cost;
+  const reported = message.metadata.gateway?.usage?.reportedCost;
+  return reported === undefined ? undefined : { kind: "reported", dollars: reported };
 }
 
 /** Milliseconds from a message's start (created) to its final status (updated), when known. */

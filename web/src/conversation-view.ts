@@ -8,13 +8,13 @@ import {
   type View,
 } from "./api.js";
 import { branchesNode } from "./branches.js";
-import { compareNode } from "./compare.js";
+import { openComparePanel } from "./compare.js";
+import { modelInputNode, totalsNode } from "./conversation-header.js";
 import {
   ConversationModel,
   type Branch,
   projectedSources,
   searchableText,
-  usageTotals,
 } from "./conversation-model.js";
 import { element } from "./dom.js";
 import { possiblyCutMessages } from "./page-cut.js";
@@ -70,7 +70,7 @@ export class ConversationView {
   constructor(
     private readonly client: ConsoleClient,
     readonly target: ConversationTarget,
-    private readonly scroller: HTMLElement,
+    scroller: HTMLElement,
     private readonly signal: AbortSignal,
     private readonly linkFor: (messageId: string, anchor?: string) => string,
   ) {
@@ -190,6 +190,10 @@ export class ConversationView {
     );
     this.renderBranches(branches, effectiveAnchor ?? undefined);
     this.renderTotals(sourceList);
+    const input = pages[0]?.page.model_input;
+    if (view === "model-visible" && input !== undefined) {
+      this.header.append(modelInputNode(input, (messageId) => this.linkFor(messageId, anchor)));
+    }
   }
 
   private addPage(
@@ -300,24 +304,7 @@ export class ConversationView {
   }
 
   private renderTotals(messages: readonly StoredMessage[]): void {
-    const totals = usageTotals(messages);
-    if (totals.calls === 0) {
-      this.header.replaceChildren(
-        element("p", { class: "muted" }, "No model usage stored for these messages."),
-      );
-      return;
-    }
-    const number = (value: number) => value.toLocaleString("en");
-    this.header.replaceChildren(
-      element(
-        "p",
-        {},
-        `${number(totals.calls)} model calls · tokens in ${number(totals.input)}, cache read ${number(totals.cacheRead)}, cache write ${number(totals.cacheWrite)}, out ${number(totals.output)}`,
-        totals.costReported > 0
-          ? ` · $${totals.reportedCost.toFixed(4)} reported by the provider for ${totals.costReported} of ${totals.calls} calls`
-          : " · no cost reported",
-      ),
-    );
+    this.header.replaceChildren(totalsNode(messages));
   }
 
   /**
@@ -434,28 +421,6 @@ export class ConversationView {
   private async compare(messageId: string): Promise<void> {
     const message = this.model.byId.get(messageId);
     if (message === undefined) return;
-    const close = element("button", { type: "button", class: "close" }, "close");
-    close.addEventListener("click", () => {
-      this.comparePanel.hidden = true;
-      this.comparePanel.replaceChildren();
-    });
-    this.comparePanel.hidden = false;
-    this.comparePanel.replaceChildren(
-      element("h3", {}, "Views side by side"),
-      close,
-      element("p", {}, "loading…"),
-    );
-    try {
-      const node = await compareNode(this.client, this.target.id, message, this.signal);
-      this.comparePanel.replaceChildren(element("h3", {}, "Views side by side"), close, node);
-    } catch (error) {
-      this.comparePanel.replaceChildren(
-        element("h3", {}, "Views side by side"),
-        close,
-        element("p", { class: "error-text" }, String(error)),
-      );
-    }
-    this.comparePanel.scrollIntoView({ block: "start" });
-    close.focus();
+    await openComparePanel(this.comparePanel, this.client, this.target.id, message, this.signal);
   }
 }

@@ -249,6 +249,7 @@ function syncControls(): void {
   toFilter.value = route.to ?? "";
   searchInput.value = route.q ?? "";
   byId("status-box").hidden = route.section !== "jobs";
+  byId("model-box").hidden = route.section === "jobs";
   const filtered = [route.subject, route.model, route.from, route.to, route.status].some(
     (one) => one !== undefined,
   );
@@ -353,7 +354,7 @@ byId("filters").addEventListener("submit", (event) => {
       section: route.section,
       view: route.view,
       subject: value(subjectFilter),
-      model: value(modelFilter),
+      model: route.section === "jobs" ? undefined : value(modelFilter),
       from: value(fromFilter),
       to: value(toFilter),
       status: route.section === "jobs" ? value(statusFilter) : undefined,

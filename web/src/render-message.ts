@@ -1,6 +1,6 @@
 import type { ChatMLMessage } from "../../src/history/chatml.js";
 import type { StoredBlock, StoredMessage, View } from "./api.js";
-import { latencyOf } from "./conversation-model.js";
+import { costOf, latencyOf } from "./conversation-model.js";
 import { badge, copyButton, element, imageNode, longText, pretty } from "./dom.js";
 
 /**
@@ -37,8 +37,16 @@ function factsHeader(message: StoredMessage): HTMLElement {
     facts.append(
       ` · tokens in ${number(usage.input ?? 0)}, cache read ${number(usage.cacheRead ?? 0)}, cache write ${number(usage.cacheWrite ?? 0)}, out ${number(usage.output ?? 0)}`,
     );
-    if (usage.reportedCost !== undefined)
-      facts.append(` · $${usage.reportedCost.toFixed(6)} reported`);
+  }
+  const cost = costOf(message);
+  if (cost !== undefined) {
+    facts.append(
+      cost.kind === "reported" || cost.kind === "estimated"
+        ? ` · $${cost.dollars.toFixed(6)} ${cost.kind}`
+        : cost.kind === "notBilled"
+          ? " · not billed per token"
+          : " · cost unknown",
+    );
   }
   const latency = latencyOf(message);
   if (latency !== undefined) facts.append(` · ${(latency / 1000).toFixed(2)} s`);
