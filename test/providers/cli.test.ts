@@ -2,13 +2,14 @@
  * `verbatim render` and `verbatim cache-diff` (docs/cli.md), in process and as a child process.
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openArchive } from "../../src/archive/index.js";
 import { bufferIO } from "../../src/cli/io.js";
+import { INTERRUPTED_TOOL_RESULT } from "../../src/cli/commands/render.js";
 import { main } from "../../src/cli/main.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { emptyConversation } from "../../src/format/index.js";
@@ -131,6 +132,79 @@ describe("verbatim render", () => {
       expect(result.out).toContain("toolu_1");
       if (provider !== "gemini") expect(result.out).toContain('"model":"other-model"');
     }
+  });
+
+  it("render --message after an unanswered tool call adds a marked interrupted result before the text (Anthropic refuses text right after tool_use)", async () => {
+    // The last lines of a real Codex rollout that stopped while its tool ran
+    // (test/fixtures/interop/SOURCES.md): a function_call with no output.
+    const rollout = await readFile(
+      new URL(
+        "../fixtures/interop/codex/0.104-sanitized/rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl",
+        import.meta.url,
+      ),
+      "utf8",
+    );
+    const call = rollout
+      .split("\n")
+      .filter((line) => line.includes('"function_call"'))
+      .map((line) => (JSON.parse(line) as { payload: Record<string, string> }).payload)
+      .at(-1);
+    const interrupted = join(work, "Interrupted.package");
+    await mkdir(interrupted);
+    const opened = await openArchive(interrupted);
+    const saved: Message[] = [
+      { role: "user", content: [{ type: "text", text: "List the files" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Listing." },
+          {
+            type: "toolCall",
+            id: call?.["call_id"] ?? "",
+            name: call?.["name"] ?? "",
+            arguments: call?.["arguments"] ?? "",
+          },
+        ],
+      },
+    ];
+    await opened.archive.save(
+      { ...emptyConversation(), provider: "anthropic", model: "claude-opus-5-5", history: saved },
+      new Map(),
+    );
+    const result = await run([
+      "render",
+      "Interrupted.package",
+      "--provider",
+      "anthropic",
+      "--message",
+      "Go on",
+    ]);
+    expect(result.code).toBe(0);
+    const body = JSON.parse(result.out) as { messages: { role: string; content: unknown[] }[] };
+    const last = body.messages.at(-1);
+    expect(last?.role).toBe("user");
+    expect(last?.content).toEqual([
+      {
+        type: "tool_result",
+        tool_use_id: "call_UtYwHmwWekzvq83m8Rb9K8jJ",
+        content: INTERRUPTED_TOOL_RESULT,
+        is_error: true,
+      },
+      { type: "text", text: "Go on", cache_control: { type: "ephemeral" } },
+    ]);
+    expect(result.err).toContain(
+      "verbatim render: note: the tool call call_UtYwHmwWekzvq83m8Rb9K8jJ (exec_command) has no saved result",
+    );
+    // A call already answered gets nothing added.
+    const answered = await run([
+      "render",
+      "Poster.package",
+      "--provider",
+      "anthropic",
+      "--message",
+      "Hi",
+    ]);
+    expect(answered.out).not.toContain(INTERRUPTED_TOOL_RESULT);
   });
 
   it("exit 2 for usage errors and a missing package", async () => {

@@ -3,13 +3,44 @@ import { z } from "zod";
 import { openArchive } from "../../archive/index.js";
 import { VerbatimError } from "../../core/errors.js";
 import { parseStrictJson } from "../../core/strict-json.js";
-import type { Message } from "../../history/message.js";
+import type { Block, Message } from "../../history/message.js";
 import { isProviderId, renderRequest, type ToolDefinition } from "../../providers/index.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "../command.js";
 import { readInputFile, requireFolder } from "../paths.js";
 
 /** The max tokens `verbatim render` asks for. */
 export const RENDER_MAX_TOKENS = 8192;
+
+/**
+ * The result `render --message` adds for a tool call the saved history never answered (the
+ * conversation stopped while the tool ran): an error result, so the request is one every
+ * provider takes (Anthropic refuses user text right after a `tool_use`). Each addition is
+ * reported on stderr.
+ */
+export const INTERRUPTED_TOOL_RESULT =
+  "[verbatim: no result was saved for this tool call (the conversation stopped while it ran); this result was added when the request was rendered]";
+
+/** Calls of the newest assistant turn with no result in the history. */
+function unansweredCalls(history: readonly Message[]): { id: string; name: string }[] {
+  let start = history.length;
+  while (start > 0 && history[start - 1]?.role !== "assistant") start--;
+  let first = start;
+  while (first > 0 && history[first - 1]?.role === "assistant") first--;
+  const answered = new Set<string>();
+  for (const message of history.slice(start)) {
+    for (const block of message.content)
+      if (block.type === "toolResult") answered.add(block.callID);
+  }
+  const calls: { id: string; name: string }[] = [];
+  for (const message of history.slice(first, start)) {
+    for (const block of message.content) {
+      if (block.type === "toolCall" && !answered.has(block.id)) {
+        calls.push({ id: block.id, name: block.name });
+      }
+    }
+  }
+  return calls;
+}
 
 const toolsSchema = z.array(
   z.strictObject({
@@ -87,7 +118,22 @@ export const render: Command = {
     const tools = values.tools === undefined ? undefined : await readTools(io.cwd, values.tools);
     const history: Message[] = [...opened.conversation.history];
     if (values.message !== undefined) {
-      history.push({ role: "user", content: [{ type: "text", text: values.message }] });
+      const repaired = unansweredCalls(history).map((call): Block => {
+        io.stderr(
+          `verbatim render: note: the tool call ${call.id} (${call.name}) has no saved result; the request carries an added error result saying it was interrupted\n`,
+        );
+        return {
+          type: "toolResult",
+          callID: call.id,
+          toolName: call.name,
+          isError: true,
+          content: INTERRUPTED_TOOL_RESULT,
+        };
+      });
+      history.push({
+        role: "user",
+        content: [...repaired, { type: "text", text: values.message }],
+      });
     }
     // As the live conversation does: the previous request sent every message before the
     // newest assistant message (for Anthropic's second cache breakpoint).
