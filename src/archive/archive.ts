@@ -12,6 +12,7 @@ import {
   sameFingerprint,
   type Fingerprint,
 } from "./disk.js";
+import { checkCanonicalInSlices } from "./canonical-check.js";
 import { ConversationEncoder, samePieces } from "./encoder.js";
 import { freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
@@ -111,6 +112,14 @@ class PackageArchive implements ConversationArchive {
   private previousPieces: Buffer[] | undefined;
   /** What the last save that reached the disk state was given (unchanged saves stop early). */
   private lastInput: InputSnapshot | undefined;
+  /** The canonical check of what the open read, running in slices (see `restore`). */
+  private openCheck:
+    | {
+        readonly snapshot: InputSnapshot;
+        readonly canonical: Promise<boolean>;
+        readonly cancelled: { value: boolean };
+      }
+    | undefined;
   private readonly encoder = new ConversationEncoder();
   private readonly copies = new WeakMap<object, { key: string; copy: object }>();
   /** Image bytes already hashed, by identity: each image is hashed once. */
@@ -146,11 +155,19 @@ class PackageArchive implements ConversationArchive {
       this.hashed.set(bytes, sha256);
       imageBytes += bytes.length;
     }
-    // What was read is already on disk, canonical, with every image and nothing to clean up:
+    // What was read is on disk with every image and nothing to clean up: once the file is
+    // found to be the canonical encoding of it (checked in slices after the open returns),
     // saving that same conversation writes nothing (unless the budget would drop an image).
-    if (disk.matchesRead && imageBytes <= this.budgetBytes) {
+    const bytes = disk.readBytes;
+    disk.readBytes = undefined;
+    if (bytes !== undefined && imageBytes <= this.budgetBytes) {
       freezeSavedElements(conversation);
-      this.lastInput = snapshotInput(conversation, images);
+      const cancelled = { value: false };
+      this.openCheck = {
+        snapshot: snapshotInput(conversation, images),
+        canonical: checkCanonicalInSlices(conversation, bytes, cancelled).catch(() => false),
+        cancelled,
+      };
     }
   }
 
@@ -173,10 +190,10 @@ class PackageArchive implements ConversationArchive {
   ): Promise<SaveResult> {
     // Elements the last save (or the open) already took in are frozen; an unchanged save
     // recognises them by identity and walks nothing else.
-    const lastInput = this.lastInput;
-    const asLastInput = lastInput !== undefined && sameInput(conversation, images, lastInput);
-    if (!asLastInput) freezeSavedElements(conversation);
-    const sameAsLast = asLastInput ? lastInput : undefined;
+    const reference = this.lastInput ?? this.openCheck?.snapshot;
+    const asReference = reference !== undefined && sameInput(conversation, images, reference);
+    if (!asReference) freezeSavedElements(conversation);
+    const sameAsLast = asReference ? reference : undefined;
     return serialised(this.paths.packageDir, async () => {
       try {
         if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
@@ -210,7 +227,25 @@ class PackageArchive implements ConversationArchive {
     return this.write(folders, conversation, images, sameAsLast);
   }
 
+  /**
+   * The first save after opening: when it is given what the open returned, it waits for the
+   * canonical check and, if the file passed, knows the conversation as saved. Any other save
+   * stops the check.
+   */
+  private async settleOpenCheck(sameAsLast: InputSnapshot | undefined): Promise<void> {
+    const check = this.openCheck;
+    if (check === undefined) return;
+    this.openCheck = undefined;
+    if (sameAsLast !== check.snapshot) {
+      check.cancelled.value = true;
+      return;
+    }
+    if ((await check.canonical) && this.lastInput === undefined) this.lastInput = check.snapshot;
+  }
+
   private async remove(folders: PackageFolders): Promise<boolean> {
+    if (this.openCheck !== undefined) this.openCheck.cancelled.value = true;
+    this.openCheck = undefined;
     const removed = await removeAgentFolder(folders, this.writer);
     this.disk = emptyDisk();
     this.previousPieces = undefined;
@@ -248,7 +283,6 @@ class PackageArchive implements ConversationArchive {
     }
     this.previousPieces = undefined;
     this.lastInput = undefined;
-    disk.matchesRead = false;
     disk.conversationFingerprint = file.fingerprint;
     disk.imagesFingerprint = imagesFingerprint;
     const owned =
@@ -289,6 +323,7 @@ class PackageArchive implements ConversationArchive {
     images: ReadonlyMap<string, Uint8Array>,
     sameAsLast: InputSnapshot | undefined,
   ): Promise<SaveResult> {
+    await this.settleOpenCheck(sameAsLast);
     const diskAsLeft = await this.refreshDisk(folders);
     if (
       diskAsLeft &&

@@ -157,11 +157,81 @@ class CanonicalComparison {
   }
 }
 
-export function isCanonicalEncoding(conversation: SavedConversation, bytes: Uint8Array): boolean {
+/** Top-level array elements compared between two yields of `canonicalEncodingSteps`. */
+const ELEMENTS_PER_STEP = 32;
+
+/**
+ * The check as steps: it yields between groups of top-level array elements (history
+ * messages, items), so that it can run in slices after the open has returned.
+ */
+export function* canonicalEncodingSteps(
+  conversation: SavedConversation,
+  bytes: Uint8Array,
+): Generator<void, boolean> {
   const comparison = new CanonicalComparison(
     Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
   );
-  comparison.value(conversation, 0);
-  comparison.push("\n");
+  const record = conversation as unknown as Record<string, unknown>;
+  if (Object.getPrototypeOf(record) !== Object.prototype) return false;
+  const keys = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort();
+  if (keys.length === 0) {
+    comparison.push("{}\n");
+    return comparison.finish();
+  }
+  const memberStart = lineStart(1);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index] as string;
+    const value = record[key];
+    comparison.push((index === 0 ? "{" : ",") + memberStart + JSON.stringify(key) + " : ");
+    if (!Array.isArray(value) || value.length === 0) {
+      comparison.value(value, 1);
+      continue;
+    }
+    const elementStart = lineStart(2);
+    for (let element = 0; element < value.length; element++) {
+      if (!comparison.matches) return false;
+      const item: unknown = value[element];
+      if (item === undefined) return false;
+      comparison.push(element === 0 ? "[" + elementStart : "," + elementStart);
+      comparison.value(item, 2);
+      if (element % ELEMENTS_PER_STEP === ELEMENTS_PER_STEP - 1) yield;
+    }
+    comparison.push(lineStart(1) + "]");
+  }
+  comparison.push(lineStart(0) + "}\n");
   return comparison.finish();
+}
+
+export function isCanonicalEncoding(conversation: SavedConversation, bytes: Uint8Array): boolean {
+  const steps = canonicalEncodingSteps(conversation, bytes);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * Runs the check in slices of about `sliceMilliseconds`, giving the event loop back between
+ * them (setImmediate), so that the open that starts it returns at once; stops (false) once
+ * `cancelled.value` is set.
+ */
+export async function checkCanonicalInSlices(
+  conversation: SavedConversation,
+  bytes: Uint8Array,
+  cancelled: { readonly value: boolean },
+  sliceMilliseconds = 5,
+): Promise<boolean> {
+  const steps = canonicalEncodingSteps(conversation, bytes);
+  let sliceStart = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+    if (performance.now() - sliceStart >= sliceMilliseconds) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (cancelled.value) return false;
+      sliceStart = performance.now();
+    }
+  }
 }

@@ -4,7 +4,6 @@ import { decodeConversation, type UnreadableReason } from "../format/decode.js";
 import { emptyConversation } from "../format/empty.js";
 import type { PendingMessage, SavedConversation } from "../format/conversation-schema.js";
 import type { Block, Message } from "../history/message.js";
-import { isCanonicalEncoding } from "./canonical-check.js";
 import {
   entryAt,
   forEachLimited,
@@ -26,11 +25,11 @@ export interface UnreadableFolder {
 /** What is on disk in `agent/`, as the archive left it or found it. */
 export interface DiskState {
   /**
-   * True right after opening when `conversation.json` is the canonical encoding of the
-   * conversation returned, every image it names was read and there is nothing to clean up: a
-   * save of that same conversation has nothing to write.
+   * Right after opening, when every image `conversation.json` names was read and there is
+   * nothing to clean up: its bytes, to check that they are the canonical encoding of the
+   * conversation returned (then a save of that same conversation has nothing to write).
    */
-  matchesRead: boolean;
+  readBytes: Buffer | undefined;
   conversationFingerprint: Fingerprint | undefined;
   imagesFingerprint: Fingerprint | undefined;
   /** Image files whose bytes were checked against their name (read at open or written by us). */
@@ -56,7 +55,7 @@ export interface AgentFolderRead {
 
 export function emptyDisk(): DiskState {
   return {
-    matchesRead: false,
+    readBytes: undefined,
     conversationFingerprint: undefined,
     imagesFingerprint: undefined,
     verifiedImages: new Set(),
@@ -161,7 +160,6 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
       decode: decoded.reason,
     });
   }
-  const canonical = isCanonicalEncoding(decoded.conversation, read.bytes);
 
   const disk = emptyDisk();
   for (const name of (await listOwnedFiles(agentFolder.checkedPath)).temporaries) {
@@ -192,12 +190,12 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
     omittedBlocks,
     droppedPendingImages,
   } = withImagesFound(decoded.conversation, found);
-  disk.matchesRead =
-    canonical &&
+  const nothingToDo =
     omittedBlocks === 0 &&
     droppedPendingImages === 0 &&
     disk.otherImages.size === 0 &&
     disk.temporaries.size === 0;
+  if (nothingToDo) disk.readBytes = read.bytes;
   return {
     state: "readable",
     agentExists: true,
