@@ -1,0 +1,118 @@
+// How long the server's event loop stalls while it builds the largest console page (issue 20:
+// the goal is at most 20 ms): GET /healthz is asked every 5 ms on one connection while another
+// asks, again and again, for the largest page of a conversation whose 1,000 messages hold
+// 8 KiB of text each (a 1,000-message page of ~8 MiB, cut to the default 1 MiB limit), in
+// each view. Printed: /healthz latency (p50, p99, max) while the pages are built, beside the
+// same latency with no page being built (the baseline of the same run), and the event loop's
+// own longest delay (perf_hooks' monitorEventLoopDelay).
+// Run: node bin/run-ts.js bench/server/console-event-loop.ts [--seconds 5]
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { buildServer } from "../../src/server/app.js";
+import { openDatabase } from "../../src/store/database.js";
+import { migrateDatabase } from "../../src/store/migrate.js";
+
+const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" } } });
+const SECONDS = Number(values.seconds);
+const TOKEN = "vop_bench-event-loop";
+
+const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-loop-"));
+const database = await openDatabase({ dialect: "sqlite", path: join(folder, "bench.sqlite") });
+await migrateDatabase(database);
+const store = new GatewayMessageStore(database);
+let previous: string | null = null;
+let conversationId = "";
+const text = "An ordinary sentence of a long tool result, repeated. ".repeat(150);
+for (let start = 0; start < 1000; start += 200) {
+  const written = await store.appendMessages("bench-subject", {
+    previousMessageId: previous,
+    messages: Array.from({ length: 200 }, (_, offset) => ({
+      role: (start + offset) % 2 === 0 ? ("user" as const) : ("assistant" as const),
+      content: [{ type: "text" as const, text: `${start + offset}: ${text}` }],
+    })),
+  });
+  previous = written[written.length - 1]?.id ?? previous;
+  conversationId = written[0]?.conversationId ?? conversationId;
+}
+const app = await buildServer({ database, operatorToken: TOKEN, rateLimit: false, webRoot: false });
+await app.listen({ host: "127.0.0.1", port: 0 });
+const address = app.server.address();
+const port = typeof address === "object" && address !== null ? address.port : 0;
+
+function get(path: string, agent: Agent): Promise<{ ms: number; bytes: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const call = request(
+      { host: "127.0.0.1", port, path, agent, headers: { authorization: `Bearer ${TOKEN}` } },
+      (response) => {
+        let bytes = 0;
+        response.on("data", (chunk: Buffer) => (bytes += chunk.length));
+        response.on("end", () => resolve({ ms: performance.now() - started, bytes }));
+      },
+    );
+    call.on("error", reject);
+    call.end();
+  });
+}
+
+const percentile = (list: number[], p: number) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+};
+
+/** /healthz every 5 ms for the given time; returns its latencies. */
+async function probe(seconds: number): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    latencies.push((await get("/healthz", agent)).ms);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  agent.destroy();
+  return latencies;
+}
+
+const histogram = monitorEventLoopDelay({ resolution: 1 });
+const baseline = await probe(Math.min(2, SECONDS));
+const report: string[] = [];
+report.push(
+  `| /healthz alone: baseline | ${percentile(baseline, 0.5).toFixed(1)} | ${percentile(baseline, 0.99).toFixed(1)} | ${Math.max(...baseline).toFixed(1)} | | |`,
+);
+for (const view of ["stored", "chatml", "model-visible"] as const) {
+  const pageAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let building = true;
+  const pages: number[] = [];
+  let bytes = 0;
+  const load = (async () => {
+    while (building) {
+      const page = await get(
+        `/ai-gateway/conversations/${conversationId}/messages?view=${view}&limit=1000`,
+        pageAgent,
+      );
+      pages.push(page.ms);
+      bytes = page.bytes;
+    }
+  })();
+  histogram.reset();
+  histogram.enable();
+  const latencies = await probe(SECONDS);
+  histogram.disable();
+  building = false;
+  await load;
+  pageAgent.destroy();
+  report.push(
+    `| /healthz while ${view} pages of 1,000 messages are built (${(bytes / 1048576).toFixed(2)} MiB, ${percentile(pages, 0.5).toFixed(0)} ms each) | ${percentile(latencies, 0.5).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | ${Math.max(...latencies).toFixed(1)} | ${(histogram.max / 1e6).toFixed(1)} | ${(percentile(latencies, 0.99) / percentile(baseline, 0.99)).toFixed(1)}× |`,
+  );
+}
+console.log("| what | p50 ms | p99 ms | max ms | longest event-loop delay ms | p99 ratio |");
+console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+for (const line of report) console.log(line);
+await app.close();
+await database.close();
+rmSync(folder, { recursive: true, force: true });
