@@ -6,7 +6,9 @@ export function hasSignedMaterial(material: SignedMaterial): boolean {
     material.leading.length > 0 ||
     material.blockSignatures.length > 0 ||
     material.trailing.length > 0 ||
-    material.reasoningDetails.length > 0
+    material.reasoningDetails.length > 0 ||
+    (material.toolCallCallers?.length ?? 0) > 0 ||
+    (material.nativeBlocks?.length ?? 0) > 0
   );
 }
 

@@ -112,6 +112,11 @@ export interface SignedMaterial {
    * calling), by history block index; sent back on that `tool_use` block within the turn.
    */
   readonly toolCallCallers?: readonly { readonly block: number; readonly caller: JsonValue }[];
+  /**
+   * Anthropic: history block `block` is sent as this native block instead, within the turn (a
+   * `compaction` block, whose summary the history keeps as text).
+   */
+  readonly nativeBlocks?: readonly { readonly block: number; readonly value: JsonValue }[];
 }
 
 /** Signed material attached to the assistant message at `messageIndex` of the history. */
@@ -171,6 +176,11 @@ export type PanelPart =
       readonly citations?: readonly PanelCitation[];
     }
   | { readonly kind: "thinking"; readonly text: string }
+  /**
+   * The provider compacted the conversation (Anthropic `compaction` block: `summary` is its
+   * text; OpenAI Responses `compaction` item: encrypted, no summary).
+   */
+  | { readonly kind: "compaction"; readonly summary?: string }
   | {
       readonly kind: "webSearch";
       readonly query: string;

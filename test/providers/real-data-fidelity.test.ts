@@ -341,3 +341,82 @@ describe("OpenAI Chat choices and content shapes", () => {
     expect(chat.message.content).toEqual([{ type: "text", text: firstText }]);
   });
 });
+
+describe("compaction (real shapes)", () => {
+  it("Anthropic compaction is kept: its summary enters the history, the native block goes back within the turn, the text after it", () => {
+    const whole = parseWhole("anthropic", "anthropic/compaction-iterations.json");
+    const native = (
+      JSON.parse(fixtureText("anthropic/compaction-iterations.json")) as {
+        content: { type: string; content?: string }[];
+      }
+    ).content[0];
+    const summary = native?.content ?? "";
+    expect(summary.length).toBeGreaterThan(100);
+    for (const result of [
+      whole,
+      parseChunks("anthropic", "anthropic/compaction-iterations.chunks.txt"),
+    ]) {
+      const first = result.message.content[0];
+      expect(first?.type).toBe("text");
+      expect(
+        first?.type === "text" && first.text.startsWith("[Compaction summary]\n## Summary"),
+      ).toBe(true);
+      expect(result.panel[0]).toMatchObject({ kind: "compaction" });
+      expect(result.signed.nativeBlocks).toEqual([
+        { block: 0, value: { type: "compaction", content: expect.any(String) } },
+      ]);
+    }
+    expect(whole.message.content[0]).toEqual({
+      type: "text",
+      text: `[Compaction summary]\n${summary}`,
+    });
+    expect(whole.signed.leading).toEqual([]);
+
+    const history: Message[] = [user("Summarise the algorithms"), whole.message];
+    const within = renderRequest("anthropic", {
+      history,
+      images: noImages,
+      options: { model: "claude-opus-4-6", maxTokens: 100 },
+      signed: [{ messageIndex: 1, material: whole.signed }],
+    });
+    const assistant = (JSON.parse(within.body) as { messages: { content: unknown[] }[] })
+      .messages[1];
+    expect(assistant?.content[0]).toEqual({ type: "compaction", content: summary });
+    // The next turn (no signed material): the summary as text, for any provider (A24).
+    const nextTurn = renderRequest("anthropic", {
+      history: [...history, user("Thanks")],
+      images: noImages,
+      options: { model: "claude-opus-4-6", maxTokens: 100 },
+    });
+    expect(
+      (JSON.parse(nextTurn.body) as { messages: { content: unknown[] }[] }).messages[1]?.content[0],
+    ).toEqual({ type: "text", text: `[Compaction summary]\n${summary}` });
+    const chat = renderRequest("openai-chat", {
+      history: [...history, user("Thanks")],
+      images: noImages,
+      options: { model: "m", maxTokens: 100 },
+    });
+    expect(chat.body).toContain(JSON.stringify(`[Compaction summary]\n${summary}`).slice(0, 60));
+  });
+
+  it("Responses compaction is kept for the running turn (encrypted: never stored, A23) and shown in the panel", () => {
+    const result = parseWhole("openai-responses", "openai-responses/compaction.json");
+    const raw = JSON.parse(fixtureText("openai-responses/compaction.json")) as {
+      output: { type: string; encrypted_content?: string }[];
+    };
+    const item = raw.output.find((entry) => entry.type === "compaction");
+    expect(result.signed.leading).toEqual([item]);
+    expect(result.panel).toContainEqual({ kind: "compaction" });
+    expect(result.message.content).toHaveLength(1);
+    const history: Message[] = [user("Testing strategies?"), result.message];
+    const within = renderRequest("openai-responses", {
+      history,
+      images: noImages,
+      options: { model: "gpt-5.2", maxTokens: 100 },
+      signed: [{ messageIndex: 1, material: result.signed }],
+    });
+    expect(within.body).toContain(
+      `{"id":"${(item as { id?: string }).id ?? ""}","type":"compaction","encrypted_content":"${item?.encrypted_content ?? ""}"`,
+    );
+  });
+});

@@ -199,6 +199,9 @@ export class AnthropicStreamParser implements StreamParser {
           case "signature_delta":
             open.signature += stringOf(member(delta, "signature")) ?? "";
             return;
+          case "compaction_delta":
+            open.json += stringOf(member(delta, "content")) ?? "";
+            return;
           case "citations_delta": {
             // A citation arrives before the text it supports: kept until the block ends.
             const citation = citationOf(member(delta, "citation"));
@@ -299,6 +302,9 @@ export class AnthropicStreamParser implements StreamParser {
       }
       case "server_tool_use":
         return;
+      case "compaction":
+        open.json = stringOf(block["content"]) ?? "";
+        return;
       default:
         builder.addLeading(block);
         return;
@@ -310,6 +316,9 @@ export class AnthropicStreamParser implements StreamParser {
     switch (open.type) {
       case "text":
         for (const citation of open.citations) builder.citation(citation);
+        return;
+      case "compaction":
+        builder.compaction(open.json, { type: "compaction", content: open.json });
         return;
       case "tool_use":
         builder.toolCallArguments(`${index}`, JSON.stringify(open.start["input"] ?? {}));

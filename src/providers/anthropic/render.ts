@@ -125,6 +125,14 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
         }
       }
       const material = signed.get(placed.message);
+      const native = material?.nativeBlocks?.find((entry) => entry.block === placed.index);
+      if (native !== undefined) {
+        // Within the turn, the native block the history keeps as text (a compaction).
+        content.push(rawOf(native.value));
+        origins.push(-1);
+        placedBlocks.push(undefined);
+        continue;
+      }
       content.push(
         placed.block.type === "image" || callerOf(material, placed) !== undefined
           ? ownBlock(placed, input, material, warnings)

@@ -160,6 +160,9 @@ export class ResponsesStreamParser implements StreamParser {
           case "image_generation_call":
             generatedImage(item, builder);
             return;
+          case "compaction":
+            if (item !== undefined) builder.compaction(undefined, item);
+            return;
           case "web_search_call": {
             this.searches++;
             const { query, results } = searchText(item ?? null);
@@ -239,6 +242,9 @@ export class ResponsesStreamParser implements StreamParser {
           break;
         case "image_generation_call":
           generatedImage(item, builder);
+          break;
+        case "compaction":
+          builder.compaction(undefined, item);
           break;
         case "reasoning":
           for (const part of arrayOf(member(item, "summary")))

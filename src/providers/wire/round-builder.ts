@@ -29,11 +29,20 @@ type Slot =
       signature?: string;
       caller?: JsonValue;
     }
-  | { kind: "image"; sha256: string; mimeType: string };
+  | { kind: "image"; sha256: string; mimeType: string }
+  | { kind: "compaction"; text: string; native: JsonValue };
 
 /** The text that enters the history for a web search (A23: results enter as text). */
 export function webSearchText(query: string, results: string): string {
   return results === "" ? `[Web search: ${query}]` : `[Web search: ${query}]\n${results}`;
+}
+
+/**
+ * The text that enters the history for a provider's compaction summary (Anthropic): the
+ * summary is provider-independent, so every provider gets it after the turn (A23, A24).
+ */
+export function compactionText(summary: string): string {
+  return `[Compaction summary]\n${summary}`;
 }
 
 /** The text that enters the history for a web fetch: `[Web fetch: <url>]` and what it got. */
@@ -167,6 +176,18 @@ export class RoundBuilder {
     };
   }
 
+  /**
+   * A compaction: Anthropic's summary enters the history as text and, within the turn, goes
+   * back as the native block; an encrypted compaction (no summary) is signed material only.
+   */
+  compaction(summary: string | undefined, native: JsonValue): void {
+    if (summary === undefined) this.leading.push(native);
+    else this.slots.push({ kind: "compaction", text: compactionText(summary), native });
+    this.panel.push(
+      summary === undefined ? { kind: "compaction" } : { kind: "compaction", summary },
+    );
+  }
+
   /** An image the model generated: an `image` block of the message, its bytes beside it. */
   image(image: ModelImage): void {
     this.slots.push({ kind: "image", sha256: image.sha256, mimeType: image.mimeType });
@@ -219,8 +240,12 @@ export class RoundBuilder {
     const content: Block[] = [];
     const blockSignatures: { block: number; signature: string }[] = [];
     const toolCallCallers: { block: number; caller: JsonValue }[] = [];
+    const nativeBlocks: { block: number; value: JsonValue }[] = [];
     for (const slot of this.slots) {
-      if (slot.kind === "image") {
+      if (slot.kind === "compaction") {
+        nativeBlocks.push({ block: content.length, value: slot.native });
+        content.push({ type: "text", text: slot.text });
+      } else if (slot.kind === "image") {
         content.push({ type: "image", sha256: slot.sha256, mimeType: slot.mimeType });
       } else if (slot.kind === "text") {
         if (slot.signature !== undefined) {
@@ -250,6 +275,7 @@ export class RoundBuilder {
         trailing: this.trailing,
         reasoningDetails: this.reasoningDetails,
         ...(toolCallCallers.length === 0 ? {} : { toolCallCallers }),
+        ...(nativeBlocks.length === 0 ? {} : { nativeBlocks }),
       },
       usage: this.usage,
       stopReason: this.stopReason,
