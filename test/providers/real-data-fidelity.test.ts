@@ -314,7 +314,7 @@ describe("OpenAI Chat choices and content shapes", () => {
     expect(streamed.warnings?.map((warning) => warning.code)).toEqual(["choices_ignored"]);
   });
 
-  it("assistant content given as a plain string (Responses) or as parts (Chat) is read as text", () => {
+  it("assistant content given as a plain string (Responses, Anthropic) or as parts (Chat) is read as text", () => {
     const responses = JSON.parse(fixtureText("openai-responses/compaction.json")) as {
       output: { type: string; content?: unknown }[];
     };
@@ -339,6 +339,14 @@ describe("OpenAI Chat choices and content shapes", () => {
     };
     const chat = parseResponse("openai-chat", JSON.stringify(chatParts), "m");
     expect(chat.message.content).toEqual([{ type: "text", text: firstText }]);
+
+    const anthropic = JSON.parse(fixtureText("anthropic/web-fetch-tool-error.json")) as object;
+    const plain = parseResponse(
+      "anthropic",
+      JSON.stringify({ ...anthropic, content: "Plain answer" }),
+      "m",
+    );
+    expect(plain.message.content).toEqual([{ type: "text", text: "Plain answer" }]);
   });
 });
 

@@ -353,7 +353,10 @@ export class AnthropicStreamParser implements StreamParser {
   /** A whole (non-streamed) response message. */
   whole(message: JsonValue): RoundResult {
     this.handle({ type: "message_start", message: { ...(message as JsonObject), usage: null } });
-    for (const [index, block] of arrayOf(member(message, "content")).entries()) {
+    // Compatible servers may answer with the content as one string: it is the text.
+    const content = member(message, "content");
+    if (typeof content === "string") this.builder.text(content, true);
+    for (const [index, block] of arrayOf(content).entries()) {
       if (block === null || typeof block !== "object" || Array.isArray(block)) continue;
       this.startBlock(index, block);
       const open = this.open.get(index) as OpenBlock;
