@@ -1,5 +1,5 @@
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { openArchive } from "../archive/archive.js";
 import { IMAGE_BUDGET_BYTES } from "../archive/layout.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
@@ -26,6 +26,7 @@ export interface PackageWrite {
 interface ImportStamp {
   readonly source: string;
   readonly sourceId: string;
+  readonly file: string | undefined;
   readonly sha256: string;
 }
 
@@ -51,7 +52,7 @@ export function importStampOf(conversation: SavedConversation): ImportStamp | un
   const sha256 = stringOf(field(record, "sha256"));
   return source === undefined || sourceId === undefined || sha256 === undefined
     ? undefined
-    : { source, sourceId, sha256 };
+    : { source, sourceId, file: stringOf(field(record, "file")), sha256 };
 }
 
 function omittedImages(conversation: SavedConversation): number {
@@ -97,6 +98,14 @@ export async function writeImportedPackage(
         ...base,
         outcome: "refused",
         reason: `the package already holds another conversation${stamp === undefined ? "" : ` (${stamp.source} ${stamp.sourceId})`}; it was left unchanged`,
+        imagesOmitted: 0,
+      };
+    }
+    if (stamp.file !== undefined && stamp.file !== basename(imported.file)) {
+      return {
+        ...base,
+        outcome: "refused",
+        reason: `the package holds ${stamp.source} ${stamp.sourceId} imported from another file (${stamp.file}); it was left unchanged`,
         imagesOmitted: 0,
       };
     }

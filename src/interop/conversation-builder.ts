@@ -61,6 +61,7 @@ export class ConversationBuilder {
   private segments: Segment[] = [];
   private readonly images = new Map<string, Uint8Array>();
   private readonly toolItems = new Map<string, ToolItem>();
+  private readonly callNames = new Map<string, string>();
   private readonly usages = new Map<string, Usage>();
   private openAssistant: AssistantSegment | undefined;
   model: string | undefined;
@@ -109,7 +110,10 @@ export class ConversationBuilder {
     }
     for (const block of blocks) {
       segment.blocks.push(block);
-      if (block.type === "toolCall") segment.calls.push(block);
+      if (block.type === "toolCall") {
+        segment.calls.push(block);
+        this.callNames.set(block.id, block.name);
+      }
     }
   }
 
@@ -129,14 +133,9 @@ export class ConversationBuilder {
     return false;
   }
 
-  /** The name of the call with this id in the history, if any. */
+  /** The name of the call with this id, if the conversation has one. */
   callName(callID: string): string | undefined {
-    for (const segment of this.segments) {
-      if (segment.kind !== "assistant") continue;
-      const call = segment.calls.find((candidate) => candidate.id === callID);
-      if (call !== undefined) return call.name;
-    }
-    return undefined;
+    return this.callNames.get(callID);
   }
 
   /**

@@ -94,45 +94,31 @@ export async function importIntoPackages(options: {
   const unreadableFiles: { file: string; reason: string }[] = [];
   let bytes = 0;
   let messages = 0;
-  for (const [index, file] of options.files.entries()) {
-    let content: Uint8Array;
-    try {
-      content = await readFile(file);
-    } catch (error) {
-      unreadableFiles.push({
-        file,
-        reason: (error as NodeJS.ErrnoException).code ?? String(error),
-      });
-      continue;
-    }
-    const result = await importer.importFile(file, content);
-    accounts.push(result.account);
-    leftOut.push(...result.leftOut);
-    for (const imported of result.conversations) {
-      const write = await writeImportedPackage(options.into, imported);
-      const history = imported.conversation.history;
-      messages += history.length;
-      conversations.push({
-        name: imported.name,
-        sourceId: imported.sourceId,
-        file,
-        path: write.path,
-        outcome: write.outcome,
-        ...(write.reason === undefined ? {} : { reason: write.reason }),
-        messages: history.length,
-        items: imported.conversation.items.length,
-        images: imported.images.size,
-        imagesOmitted: write.imagesOmitted,
-      });
-    }
-    bytes += content.length;
+  let done = 0;
+  const results: (FileOutcome | undefined)[] = [];
+  const writes = new PackageWriteQueue();
+  // A few files at a time, so that one file's durable writes (fsync) overlap the next one's
+  // reading; memory stays bounded by a few files, never the folder.
+  await eachWithConcurrency(options.files, IMPORT_CONCURRENCY, async (file, index) => {
+    const outcome = await importOneFile(importer, file, options.into, writes);
+    results[index] = outcome;
+    done++;
+    bytes += outcome.bytes;
+    messages += outcome.conversations.reduce((sum, conversation) => sum + conversation.messages, 0);
     options.onProgress?.({
-      files: index + 1,
+      files: done,
       totalFiles: options.files.length,
       bytes,
       totalBytes,
       messages,
     });
+  });
+  for (const result of results) {
+    if (result === undefined) continue;
+    if (result.unreadable !== undefined) unreadableFiles.push(result.unreadable);
+    if (result.account !== undefined) accounts.push(result.account);
+    leftOut.push(...result.leftOut);
+    conversations.push(...result.conversations);
   }
   const count = (outcome: PackageOutcome): number =>
     conversations.filter((conversation) => conversation.outcome === outcome).length;
@@ -153,4 +139,78 @@ export async function importIntoPackages(options: {
       refused: count("refused"),
     },
   };
+}
+
+/** How many files an import reads and writes at once. */
+const IMPORT_CONCURRENCY = 4;
+
+interface FileOutcome {
+  readonly bytes: number;
+  readonly account?: FileAccount;
+  readonly leftOut: readonly LeftOutEntry[];
+  readonly conversations: readonly ConversationOutcome[];
+  readonly unreadable?: { readonly file: string; readonly reason: string };
+}
+
+async function importOneFile(
+  importer: ConversationImporter,
+  file: string,
+  into: string,
+  writes: PackageWriteQueue,
+): Promise<FileOutcome> {
+  let content: Uint8Array;
+  try {
+    content = await readFile(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason } };
+  }
+  const result = await importer.importFile(file, content);
+  const conversations: ConversationOutcome[] = [];
+  for (const imported of result.conversations) {
+    const write = await writes.run(imported.name, () => writeImportedPackage(into, imported));
+    conversations.push({
+      name: imported.name,
+      sourceId: imported.sourceId,
+      file,
+      path: write.path,
+      outcome: write.outcome,
+      ...(write.reason === undefined ? {} : { reason: write.reason }),
+      messages: imported.conversation.history.length,
+      items: imported.conversation.items.length,
+      images: imported.images.size,
+      imagesOmitted: write.imagesOmitted,
+    });
+  }
+  return { bytes: content.length, account: result.account, leftOut: result.leftOut, conversations };
+}
+
+/** Writes to one package run one after the other (two files may name the same session). */
+class PackageWriteQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(name: string, write: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(name) ?? Promise.resolve();
+    const next = previous.then(write, write);
+    this.tails.set(
+      name,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+}
+
+async function eachWithConcurrency<T>(
+  list: readonly T[],
+  concurrency: number,
+  work: (entry: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < list.length) {
+      const index = next++;
+      await work(list[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
 }

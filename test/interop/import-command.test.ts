@@ -100,6 +100,21 @@ describe("verbatim import claude-code|codex --into <folder>", () => {
     );
     const grown = await run(["import", "claude-code", file, "--into", target, "--json"]);
     expect((JSON.parse(grown.out) as Report).totals).toMatchObject({ updated: 1, imported: 0 });
+    // Another file with the same session id: never mixed into the package of the first.
+    const copy = join(folder, "copy");
+    mkdirSync(copy, { recursive: true });
+    cpSync(file, join(copy, "renamed.jsonl"));
+    const sameSession = await run([
+      "import",
+      "claude-code",
+      join(copy, "renamed.jsonl"),
+      "--into",
+      target,
+    ]);
+    expect(sameSession.code).toBe(1);
+    expect(sameSession.out).toMatch(
+      /imported from another file \(55604662-cf2a-4331-851a-ec234028f8ca\.jsonl\)/,
+    );
     // The same package name, but the codex source: never overwritten.
     const other = join(folder, "other.jsonl");
     writeFileSync(

@@ -1,0 +1,45 @@
+/**
+ * One measured phase of bench/interop, in a process of its own so that its peak memory is its
+ * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code
+ * <folder> <into>` and `codex <folder> <into>` import it into packages. Prints one JSON line:
+ * seconds, bytes read, peak resident memory.
+ */
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { importIntoPackages } from "../../src/interop/index.js";
+
+function files(folder: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(folder)) {
+    const full = join(folder, name);
+    if (statSync(full).isDirectory()) found.push(...files(full));
+    else if (name.endsWith(".jsonl")) found.push(full);
+  }
+  return found.sort();
+}
+
+const [phase = "", folder = "", into = ""] = process.argv.slice(2);
+const list = files(folder);
+let bytes = 0;
+for (const file of list) bytes += statSync(file).size;
+const start = process.hrtime.bigint();
+if (phase === "baseline") {
+  let lines = 0;
+  for (const file of list) {
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (line === "") continue;
+      JSON.parse(line);
+      lines++;
+    }
+  }
+  if (lines === 0) throw new Error("no lines read");
+} else if (phase === "claude-code" || phase === "codex") {
+  const report = await importIntoPackages({ source: phase, files: list, into });
+  if (report.totals.refused > 0) throw new Error(`${report.totals.refused} refused`);
+} else {
+  throw new Error(`unknown phase ${phase}`);
+}
+const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+process.stdout.write(
+  `${JSON.stringify({ phase, seconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
+);

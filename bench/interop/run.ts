@@ -1,0 +1,102 @@
+/**
+ * Import throughput (issue 19's goal: at least 0.3× the speed of reading the same files with
+ * JSON.parse line by line, measured in the same run; memory bounded by the largest session,
+ * not the folder). Generates a seeded folder of sessions in Claude Code's and Codex's shapes,
+ * then, each in a fresh process: the JSON.parse baseline, the claude-code import into one
+ * package per session, the codex import likewise (twice: the second run is the idempotent
+ * re-run, which writes nothing). Prints MB/s, the ratio to the baseline, and peak memory
+ * beside the largest session's size.
+ *
+ *   node bin/run-ts.js bench/interop/run.ts [--sessions 500] [--megabytes 40] [--seed 19]
+ *
+ * The issue's full size is `--megabytes 1000` (1 GB); the default runs in about a minute.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { generateCorpus } from "./generator.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const { values } = parseArgs({
+  options: {
+    sessions: { type: "string", default: "500" },
+    megabytes: { type: "string", default: "40" },
+    seed: { type: "string", default: "19" },
+  },
+});
+const sessions = Number(values.sessions);
+const megabytes = Number(values.megabytes);
+const seed = Number(values.seed);
+if (!Number.isInteger(sessions) || sessions < 2 || !(megabytes > 0) || !Number.isInteger(seed)) {
+  process.stderr.write(
+    "bench/interop: --sessions is a whole number ≥ 2, --megabytes a positive number, --seed a whole number\n",
+  );
+  process.exit(2);
+}
+
+interface PhaseResult {
+  readonly phase: string;
+  readonly seconds: number;
+  readonly bytes: number;
+  readonly files: number;
+  readonly maxRssBytes: number;
+}
+
+function runPhase(args: readonly string[]): PhaseResult {
+  const result = spawnSync(process.execPath, ["bin/run-ts.js", "bench/interop/phase.ts", ...args], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  if (result.status !== 0) {
+    process.stderr.write(result.stderr);
+    throw new Error(`phase ${args[0] ?? ""} failed`);
+  }
+  return JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as PhaseResult;
+}
+
+const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-interop-"));
+try {
+  const corpus = generateCorpus(join(folder, "sources"), sessions, megabytes * 1e6, seed);
+  const mb = (bytes: number): string => (bytes / 1e6).toFixed(1);
+  process.stdout.write(
+    `${sessions} sessions, ${mb(corpus.bytes)} MB in all, largest ${mb(corpus.largestBytes)} MB (seed ${seed})\n`,
+  );
+  const rows: { name: string; result: PhaseResult; baseline: PhaseResult }[] = [];
+  for (const [source, sourceFolder] of [
+    ["claude-code", corpus.claudeFolder],
+    ["codex", corpus.codexFolder],
+  ] as const) {
+    const into = join(folder, `packages-${source}`);
+    const baseline = runPhase(["baseline", sourceFolder]);
+    rows.push({
+      name: `JSON.parse line by line (${source} files, baseline)`,
+      result: baseline,
+      baseline,
+    });
+    rows.push({
+      name: `import ${source} into packages`,
+      result: runPhase([source, sourceFolder, into]),
+      baseline,
+    });
+    rows.push({
+      name: `import ${source} again (idempotent re-run)`,
+      result: runPhase([source, sourceFolder, into]),
+      baseline,
+    });
+  }
+  process.stdout.write(
+    "| phase | files | MB | seconds | MB/s | × baseline | peak RSS MB |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+  );
+  for (const { name, result, baseline } of rows) {
+    const rate = result.bytes / 1e6 / result.seconds;
+    const baseRate = baseline.bytes / 1e6 / baseline.seconds;
+    process.stdout.write(
+      `| ${name} | ${result.files} | ${mb(result.bytes)} | ${result.seconds.toFixed(2)} | ${rate.toFixed(1)} | ${(rate / baseRate).toFixed(2)} | ${mb(result.maxRssBytes)} |\n`,
+    );
+  }
+} finally {
+  rmSync(folder, { recursive: true, force: true });
+}
