@@ -162,6 +162,16 @@ describe("OpenAI Responses image_generation_call (real shape)", () => {
       expect(rendered.body).toContain(`[Generated image: image/webp, sha256 ${image?.sha256}]`);
       expect(rendered.warnings.map((warning) => warning.code)).toEqual(["generated_image_as_text"]);
     }
+    // Bytes not held (a store that kept the message but not the image): named, never refused.
+    for (const provider of ["gemini", "anthropic", "openai-responses"] as const) {
+      const rendered = renderRequest(provider, {
+        history,
+        images: noImages,
+        options: { model: "m", maxTokens: 100 },
+      });
+      expect(rendered.body).toContain(`[Generated image: image/webp, sha256 ${image?.sha256}]`);
+      expect(rendered.warnings.map((warning) => warning.code)).toEqual(["generated_image_as_text"]);
+    }
   });
 });
 

@@ -40,7 +40,10 @@ function renderBlock(
       return { type: "text", text: IMAGE_OMITTED_TEXT };
     case "image":
       if (input.history[placed.message]?.role === "assistant") {
-        return { type: "text", text: generatedImageText(placed, "anthropic", warnings) };
+        return {
+          type: "text",
+          text: generatedImageText(placed, warnings, "no image in an assistant message"),
+        };
       }
       return {
         type: "image",

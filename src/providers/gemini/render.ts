@@ -14,6 +14,7 @@ import type { RenderInput, RenderWarning, RenderedRequest, SignedMaterial } from
 import {
   argumentsObject,
   checkOptions,
+  generatedImageText,
   imageData,
   rawOf,
   signedByMessage,
@@ -38,6 +39,15 @@ function renderPart(
     case "imageOmitted":
       return { text: IMAGE_OMITTED_TEXT };
     case "image":
+      // A generated image (in a model turn) whose bytes are not held is named, not refused.
+      if (
+        input.history[placed.message]?.role === "assistant" &&
+        input.images(block.sha256) === undefined
+      ) {
+        return {
+          text: generatedImageText(placed, warnings, "its bytes are not held"),
+        };
+      }
       return { inlineData: { mimeType: block.mimeType, data: imageData(input.images, placed) } };
     case "toolCall":
       return {

@@ -44,8 +44,7 @@ export function renderChat(
   }
   const turns = groupTurns(history, warnings);
   turns.forEach((turn, index) => {
-    if (turn.role === "assistant")
-      messages.push(assistantMessage(turn, signed, warnings, provider));
+    if (turn.role === "assistant") messages.push(assistantMessage(turn, signed, warnings));
     else userMessages(turn, input, messages, warnings, index === turns.length - 1);
   });
   const cache = options.cache ?? {};
@@ -104,7 +103,6 @@ function assistantMessage(
   turn: WireTurn,
   signed: Map<number, SignedMaterial>,
   warnings: RenderWarning[],
-  provider: "openai-chat" | "openrouter",
 ): WireObject {
   const texts: string[] = [];
   const calls: WireValue[] = [];
@@ -135,7 +133,7 @@ function assistantMessage(
         );
         break;
       case "image":
-        texts.push(generatedImageText(placed, provider, warnings));
+        texts.push(generatedImageText(placed, warnings, "no image in an assistant message"));
         break;
       case "toolResult":
         throw new TypeError(

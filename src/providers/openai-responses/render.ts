@@ -68,7 +68,7 @@ export function renderResponses(input: RenderInput): RenderedRequest {
             items.push({
               type: "message",
               role: "assistant",
-              content: generatedImageText(placed, "openai-responses", warnings),
+              content: generatedImageText(placed, warnings, "no image in an assistant message"),
             });
             break;
           }

@@ -61,18 +61,19 @@ export function imageData(images: ImageBytesLookup, placed: PlacedBlock): string
 }
 
 /**
- * The text a wire format that takes no image in an assistant message gets for an image the
- * model generated (Anthropic, OpenAI Chat, OpenAI Responses, OpenRouter), with a warning.
+ * The text sent in place of an image the model generated where it cannot go as an image:
+ * Anthropic, OpenAI Chat, OpenAI Responses and OpenRouter take no image in an assistant
+ * message; Gemini does, but not without its bytes. With a `generated_image_as_text` warning.
  */
 export function generatedImageText(
   placed: PlacedBlock,
-  provider: ProviderId,
   warnings: RenderWarning[],
+  reason: string,
 ): string {
   const block = placed.block as ImageBlock;
   warnings.push({
     code: "generated_image_as_text",
-    message: `${provider} takes no image in an assistant message: the generated image was sent as a text naming it`,
+    message: `an image the model generated was sent as a text naming it (${reason})`,
     where: whereOf(placed.message, placed.index),
   });
   return `[Generated image: ${block.mimeType}, sha256 ${block.sha256}]`;
