@@ -29,17 +29,24 @@ const forbidden = [
     name: `layer-${layer}`,
     severity: "error",
     comment: `src/${layer} may import only: ${may.join(", ") || "nothing outside itself"}`,
-    from: { path: `^src/${layer}/` },
+    from: { path: `^packages/(library|server)/src/${layer}/` },
     to: {
-      path: `^src/(${layers.filter((l) => l !== layer && !may.includes(l)).join("|")})/`,
+      path: `^packages/(library|server)/src/(${layers.filter((l) => l !== layer && !may.includes(l)).join("|")})/`,
     },
   })),
+  {
+    name: "library-never-imports-server",
+    severity: "error",
+    comment: "The library package stands alone: it never imports the server package.",
+    from: { path: "^packages/library/" },
+    to: { path: "^packages/server/" },
+  },
   {
     name: "web-no-server-code",
     severity: "error",
     comment: "The console page talks HTTP only; it may import types, never server code.",
     from: { path: "^web/" },
-    to: { path: "^src/(store|gateway|server|cli)/", dependencyTypesNot: ["type-only"] },
+    to: { path: "^packages/server/src/", dependencyTypesNot: ["type-only"] },
   },
 ];
 
@@ -50,6 +57,9 @@ module.exports = {
     exclude: { path: "node_modules|dist" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js", ".json"] },
+    enhancedResolveOptions: {
+      extensions: [".ts", ".js", ".json"],
+      conditionNames: ["verbatim-source", "import", "types", "default"],
+    },
   },
 };

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const built = join(root, "dist", "web", "index.html");
+const built = join(root, "packages", "server", "dist", "web", "index.html");
 
 function newest(path) {
   const info = statSync(path);
@@ -25,7 +25,7 @@ const webSource = join(root, "web");
 const needsBuild =
   existsSync(webSource) && (!existsSync(built) || newest(webSource) > statSync(built).mtimeMs);
 if (needsBuild) {
-  process.stdout.write("building the console page (web/ → dist/web)…\n");
+  process.stdout.write("building the console page (web/ → packages/server/dist/web)…\n");
   const vite = join(root, "node_modules", "vite", "bin", "vite.js");
   const result = spawnSync(process.execPath, [vite, "build", webSource, "--logLevel", "warn"], {
     stdio: "inherit",

@@ -23,20 +23,26 @@ export interface PublicExport {
 
 const root = new URL("../", import.meta.url);
 
-/** The entry points of package.json "exports": subpath → source file. */
+/** The published packages of this repository (npm workspaces), in the order docs/api.md lists them. */
+const PACKAGES = ["packages/library/", "packages/server/"] as const;
+
+/** The entry points of the packages' "exports": `package/subpath` → source file. */
 export function entryPoints(): ReadonlyMap<string, string> {
-  const manifest = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as {
-    readonly name: string;
-    readonly exports: Record<string, string | Record<string, string>>;
-  };
   const entries = new Map<string, string>();
-  for (const [subpath, target] of Object.entries(manifest.exports)) {
-    const source =
-      typeof target === "string"
-        ? target
-        : Object.values(target).find((path) => path.endsWith(".ts"));
-    if (source === undefined || !source.endsWith(".ts")) continue;
-    entries.set(`${manifest.name}${subpath.slice(1)}`, new URL(source, root).pathname);
+  for (const folder of PACKAGES) {
+    const packageRoot = new URL(folder, root);
+    const manifest = JSON.parse(readFileSync(new URL("package.json", packageRoot), "utf8")) as {
+      readonly name: string;
+      readonly exports: Record<string, string | Record<string, string>>;
+    };
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      const source =
+        typeof target === "string"
+          ? target
+          : Object.values(target).find((path) => path.endsWith(".ts"));
+      if (source === undefined || !source.endsWith(".ts")) continue;
+      entries.set(`${manifest.name}${subpath.slice(1)}`, new URL(source, packageRoot).pathname);
+    }
   }
   return entries;
 }
@@ -126,7 +132,7 @@ export function apiMarkdown(exports: readonly PublicExport[] = publicExports()):
   const lines = [
     "# Public API",
     "",
-    "<!-- Generated from the entry points (src/*/index.ts) by `npm run docs:generate`; do not edit by hand. -->",
+    "<!-- Generated from the entry points (packages/*/src/*/index.ts) by `npm run docs:generate`; do not edit by hand. -->",
     "",
     "Each entry point exports what a user of that layer needs and nothing else; everything else",
     "is internal and may change in any release. No name is exported by two entry points, so",

@@ -1,7 +1,7 @@
-import { errorCodeGroups } from "../src/core/error-codes.js";
-import { openApiJson } from "../src/server/openapi.js";
-import type { ErrorCodeDefinition } from "../src/core/codes/define.js";
-import { formatJsonSchema } from "../src/format/json-schema.js";
+import { errorCodeGroups } from "../packages/library/src/core/error-codes.js";
+import { openApiJson } from "../packages/server/src/server/openapi.js";
+import type { ErrorCodeDefinition } from "../packages/library/src/core/codes/define.js";
+import { formatJsonSchema } from "../packages/library/src/format/json-schema.js";
 import { apiMarkdown } from "./api-surface.js";
 
 /** A checked-in file generated from code, with a drift test (test/generated-documents.test.ts). */
@@ -14,7 +14,7 @@ function errorsMarkdown(): string {
   const lines = [
     "# Errors",
     "",
-    "<!-- Generated from src/core/codes/*.ts by `npm run docs:generate`; do not edit by hand. -->",
+    "<!-- Generated from packages/library/src/core/codes/*.ts by `npm run docs:generate`; do not edit by hand. -->",
     "",
     "Every error verbatim raises is a `VerbatimError` with a stable `code`. Its message says what",
     "went wrong, `where` says where (a path, a JSON path, a field) and `hint` says what to do. The",

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { allErrorCodes } from "../src/core/error-codes.js";
+import { allErrorCodes } from "../packages/library/src/core/error-codes.js";
 import { generatedDocuments } from "../scripts/generated-documents.js";
 
 describe("generated documents", () => {

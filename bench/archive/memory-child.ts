@@ -4,8 +4,8 @@
 //   node bin/run-ts.js bench/archive/memory-child.ts <case> <package folder>
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { openArchive } from "../../src/archive/index.js";
-import { decodeConversation } from "../../src/format/decode.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
 
 const [which = "", packageDir = ""] = process.argv.slice(2);
 const file = join(packageDir, "agent", "conversation.json");

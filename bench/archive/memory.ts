@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { openArchive } from "../../src/archive/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
 import { generateConversation } from "../workload/conversation.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { openArchive } from "../../src/archive/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
 
 const packageDir = process.argv[2] ?? "";
 const rounds = Number(process.argv[3] ?? "5");

@@ -15,9 +15,9 @@ import { mkdir, mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { isCanonicalEncoding } from "../../src/archive/canonical-check.js";
-import { openArchive } from "../../src/archive/index.js";
-import { decodeConversation } from "../../src/format/decode.js";
+import { isCanonicalEncoding } from "../../packages/library/src/archive/canonical-check.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
 import { generateConversation } from "../workload/conversation.js";
 
 const { values } = parseArgs({

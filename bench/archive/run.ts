@@ -9,8 +9,8 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { openArchive } from "../../src/archive/index.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
 import { appendTurn, generateConversation } from "../workload/conversation.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

@@ -4,11 +4,14 @@
 import { createHash } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { canonicalJsonBytes } from "../../src/core/canonical-json.js";
-import { safeParseStrictJson } from "../../src/core/strict-json.js";
-import { conversationSchema } from "../../src/format/conversation-schema.js";
-import { decodeConversation } from "../../src/format/decode.js";
-import { createHistoryEncodingCache, encodeConversation } from "../../src/format/encode.js";
+import { canonicalJsonBytes } from "../../packages/library/src/core/canonical-json.js";
+import { safeParseStrictJson } from "../../packages/library/src/core/strict-json.js";
+import { conversationSchema } from "../../packages/library/src/format/conversation-schema.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
+import {
+  createHistoryEncodingCache,
+  encodeConversation,
+} from "../../packages/library/src/format/encode.js";
 import { generateConversation } from "../workload/conversation.js";
 
 const { values } = parseArgs({

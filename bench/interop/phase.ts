@@ -1,12 +1,16 @@
 /**
  * One measured phase of bench/interop, in a process of its own so that its peak memory is its
- * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code
- * <folder> <into>` and `codex <folder> <into>` import it into packages. Prints one JSON line:
+ * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code-read`
+ * and `codex-read <folder>` read and convert every file without writing; `claude-code <folder>
+ * <into>` and `codex <folder> <into>` import it into packages. Prints one JSON line:
  * seconds, bytes read, peak resident memory.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { importIntoPackages } from "../../src/interop/index.js";
+import {
+  importConversationFile,
+  importIntoPackages,
+} from "../../packages/library/src/interop/index.js";
 
 function files(folder: string): string[] {
   const found: string[] = [];
@@ -33,6 +37,15 @@ if (phase === "baseline") {
     }
   }
   if (lines === 0) throw new Error("no lines read");
+} else if (phase === "claude-code-read" || phase === "codex-read") {
+  // The importer's own work alone: read, parse and convert every file, write nothing.
+  const source = phase === "codex-read" ? "codex" : "claude-code";
+  let conversations = 0;
+  for (const file of list) {
+    conversations += (await importConversationFile(source, file, readFileSync(file))).conversations
+      .length;
+  }
+  if (conversations === 0) throw new Error("no conversation read");
 } else if (phase === "claude-code" || phase === "codex") {
   const report = await importIntoPackages({ source: phase, files: list, into });
   if (report.totals.refused > 0) throw new Error(`${report.totals.refused} refused`);

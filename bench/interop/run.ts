@@ -2,9 +2,9 @@
  * Import throughput (issue 19's goal: at least 0.3× the speed of reading the same files with
  * JSON.parse line by line, measured in the same run; memory bounded by the largest session,
  * not the folder). Generates a seeded folder of sessions in Claude Code's and Codex's shapes,
- * then, each in a fresh process: the JSON.parse baseline, the claude-code import into one
- * package per session, the codex import likewise (twice: the second run is the idempotent
- * re-run, which writes nothing). Prints MB/s, the ratio to the baseline, and peak memory
+ * then, each in a fresh process: the JSON.parse baseline, the importer's own work (read and
+ * convert, no writes), the import into one package per session (durable writes through the
+ * archive), and the idempotent re-run, which writes nothing. Prints MB/s, the ratio to the baseline, and peak memory
  * beside the largest session's size.
  *
  *   node bin/run-ts.js bench/interop/run.ts [--sessions 500] [--megabytes 40] [--seed 19]
@@ -74,6 +74,11 @@ try {
     rows.push({
       name: `JSON.parse line by line (${source} files, baseline)`,
       result: baseline,
+      baseline,
+    });
+    rows.push({
+      name: `read and convert ${source} (no writes)`,
+      result: runPhase([`${source}-read`, sourceFolder]),
       baseline,
     });
     rows.push({

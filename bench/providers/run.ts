@@ -2,8 +2,12 @@
 // bench/workload/: 20,000 messages, 500 images of 100 KB) for each provider, against
 // JSON.stringify of the same body (parsed once from the rendered bytes) in the same rounds.
 // Goal: render within 1.5× of JSON.stringify. Medians of interleaved rounds.
-import { renderRequest, PROVIDER_IDS, type ProviderId } from "../../src/providers/index.js";
-import type { Message } from "../../src/history/message.js";
+import {
+  renderRequest,
+  PROVIDER_IDS,
+  type ProviderId,
+} from "../../packages/library/src/providers/index.js";
+import type { Message } from "../../packages/library/src/history/message.js";
 import { generateConversation } from "../workload/conversation.js";
 
 const TURNS = 5000;

@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { buildServer } from "../../src/server/app.js";
-import { openDatabase } from "../../src/store/database.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { buildServer } from "../../packages/server/src/server/app.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" } } });
 const SECONDS = Number(values.seconds);

@@ -5,10 +5,10 @@
 // Run: node bin/run-ts.js bench/server/revocation.ts [--pg-url URL] [--count N]
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openApiKeyLookup } from "../../src/server/api-key-cache.js";
-import { createApiKey, revokeApiKey } from "../../src/server/api-keys.js";
-import { openDatabase } from "../../src/store/database.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { openApiKeyLookup } from "../../packages/server/src/server/api-key-cache.js";
+import { createApiKey, revokeApiKey } from "../../packages/server/src/server/api-keys.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
 const { values } = parseArgs({
   options: { "pg-url": { type: "string" }, count: { type: "string", default: "100" } },

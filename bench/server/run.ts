@@ -13,12 +13,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import pg from "pg";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { createApiKey } from "../../src/server/api-keys.js";
-import { openDatabase } from "../../src/store/database.js";
-import type { DatabaseLocation } from "../../src/store/location.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
 const { values } = parseArgs({
   options: {

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { openDatabase } from "../../src/store/database.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { generateConversation } from "../workload/conversation.js";
 
 const DEPTH = 10_000;

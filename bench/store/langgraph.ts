@@ -7,7 +7,7 @@ import { emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-ch
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import pg from "pg";
-import type { Message } from "../../src/history/message.js";
+import type { Message } from "../../packages/library/src/history/message.js";
 
 export interface Checkpointer {
   readonly name: string;

@@ -8,10 +8,10 @@
 // PostgreSQL: --pg-url, else VERBATIM_PG_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { openDatabase, type StoreDatabase } from "../../src/store/database.js";
-import type { DatabaseLocation } from "../../src/store/location.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
 const { values } = parseArgs({ options: { "pg-url": { type: "string" } } });
 const pgUrl =

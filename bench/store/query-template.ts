@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { openDatabase } from "../../src/store/database.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
-import { finishMessageRow } from "../../src/store/repositories/gateway-messages.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
+import { finishMessageRow } from "../../packages/server/src/store/repositories/gateway-messages.js";
 
 const SAMPLES = 100;
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-template-"));

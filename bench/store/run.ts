@@ -9,12 +9,15 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
 import pg from "pg";
-import { GatewayMessageStore, type AppendMessageInput } from "../../src/gateway/message-store.js";
-import type { Message } from "../../src/history/message.js";
-import { openDatabase, type StoreDatabase } from "../../src/store/database.js";
-import type { DatabaseLocation } from "../../src/store/location.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
-import { inTransaction } from "../../src/store/transaction.js";
+import {
+  GatewayMessageStore,
+  type AppendMessageInput,
+} from "../../packages/server/src/gateway/message-store.js";
+import type { Message } from "../../packages/library/src/history/message.js";
+import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
+import { inTransaction } from "../../packages/server/src/store/transaction.js";
 import { generateConversation } from "../workload/conversation.js";
 import { postgresCheckpointer, sqliteCheckpointer, type Checkpointer } from "./langgraph.js";
 

@@ -7,16 +7,16 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { openDatabase, type StoreDatabase } from "../../src/store/database.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import {
   defaultSanitizer,
   modelVisibleJson,
   modelVisibleTrajectory,
   projectTrajectoryToChatML,
-} from "../../src/trajectory/index.js";
+} from "../../packages/library/src/trajectory/index.js";
 import { generateTrajectory } from "./workload.js";
 
 const { values } = parseArgs({
@@ -185,7 +185,7 @@ async function measureAppends(target: Target) {
   // Baseline: the same single-item transactions as bare INSERTs (no lock, no validation, no
   // sanitizer, no idempotency check), into a third turn.
   const bare = await jobs.startTurn("bench", job.id);
-  const { inTransaction } = await import("../../src/store/transaction.js");
+  const { inTransaction } = await import("../../packages/server/src/store/transaction.js");
   start = now();
   for (let index = 0; index < SINGLE_APPENDS; index++) {
     const input = inputs[index % inputs.length];

@@ -1,7 +1,10 @@
 // A seeded job trajectory for the trajectory benchmark: turns of semantic items in the mix an
 // agent run produces (prompts, messages, reasoning, tool calls and results, commands, file
 // changes, searches, plans), with realistic sizes.
-import type { StoredTurnItem, TrajectoryItem } from "../../src/trajectory/index.js";
+import type {
+  StoredTurnItem,
+  TrajectoryItem,
+} from "../../packages/library/src/trajectory/index.js";
 
 function mulberry32(seed: number): () => number {
   let state = seed >>> 0;

@@ -2,11 +2,11 @@
 // message (~200 characters, some Japanese and emoji), an assistant message (~300 characters and
 // 2 tool calls with ~300-byte JSON arguments), a tool message with 2 results (~2 KB each) and a
 // final assistant text (~500 characters); every 10th user message carries a 100 KB image.
-import { sha256Hex } from "../../src/core/hash.js";
-import { emptyConversation } from "../../src/format/empty.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
-import type { Item } from "../../src/format/items.js";
-import type { Message } from "../../src/history/message.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
+import type { Item } from "../../packages/library/src/format/items.js";
+import type { Message } from "../../packages/library/src/history/message.js";
 
 export interface Workload {
   readonly conversation: SavedConversation;

@@ -16,8 +16,11 @@ import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import type { Item } from "../../src/format/index.js";
-import { openLiveConversation, type LiveConversation } from "../../src/conversation/index.js";
+import type { Item } from "../../packages/library/src/format/index.js";
+import {
+  openLiveConversation,
+  type LiveConversation,
+} from "../../packages/library/src/conversation/index.js";
 import { chooseBackend } from "./backends.js";
 import { agentTools } from "./tools.js";
 

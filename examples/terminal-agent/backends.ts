@@ -1,7 +1,7 @@
 /** The backend the terminal agent runs on: the provider layer, or an agent CLI. */
-import { claudeCodeBackend, codexBackend } from "../../src/cli-agents/index.js";
-import { providerBackend, type Backend } from "../../src/conversation/index.js";
-import { PROVIDER_IDS, type ProviderId } from "../../src/providers/index.js";
+import { claudeCodeBackend, codexBackend } from "../../packages/library/src/cli-agents/index.js";
+import { providerBackend, type Backend } from "../../packages/library/src/conversation/index.js";
+import { PROVIDER_IDS, type ProviderId } from "../../packages/library/src/providers/index.js";
 
 const DEFAULT_MODELS: Readonly<Record<ProviderId, string>> = {
   anthropic: "claude-sonnet-4-5",

@@ -1,8 +1,8 @@
 /** The agent's two tools: read a file, and write one (after the user approves). */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
-import type { HostTool } from "../../src/conversation/index.js";
-import { parseStrictJson } from "../../src/core/index.js";
+import type { HostTool } from "../../packages/library/src/conversation/index.js";
+import { parseStrictJson } from "../../packages/library/src/core/index.js";
 
 /** Resolves a path the model gave inside the working folder; refuses anything outside it. */
 function inside(root: string, path: unknown): string {

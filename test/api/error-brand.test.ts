@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { VerbatimError, isVerbatimError } from "../../src/core/index.js";
+import { VerbatimError, isVerbatimError } from "../../packages/library/src/core/index.js";
 
 /** A second copy of the error module, as a duplicate install would load it. */
-async function secondCopy(): Promise<typeof import("../../src/core/errors.js")> {
-  const url = new URL("../../src/core/errors.ts?second-copy", import.meta.url).href;
-  return (await import(/* @vite-ignore */ url)) as typeof import("../../src/core/errors.js");
+async function secondCopy(): Promise<typeof import("../../packages/library/src/core/errors.js")> {
+  const url = new URL("../../packages/library/src/core/errors.ts?second-copy", import.meta.url)
+    .href;
+  return (await import(
+    /* @vite-ignore */ url
+  )) as typeof import("../../packages/library/src/core/errors.js");
 }
 
 describe("errors recognisable across duplicate installs", () => {

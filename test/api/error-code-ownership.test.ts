@@ -3,10 +3,14 @@
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ErrorCodeDefinition } from "../../src/core/codes/define.js";
-import { errorCodeGroups } from "../../src/core/error-codes.js";
+import type { ErrorCodeDefinition } from "../../packages/library/src/core/codes/define.js";
+import { errorCodeGroups } from "../../packages/library/src/core/error-codes.js";
 
-const sourceRoot = new URL("../../src/", import.meta.url).pathname;
+const packagesRoot = new URL("../../packages/", import.meta.url).pathname;
+const serverLayers = new Set(["store", "gateway", "server"]);
+/** The folder of a layer's sources: the server package holds store, gateway and server. */
+const layerFolder = (layer: string): string =>
+  join(packagesRoot, serverLayers.has(layer) ? "server" : "library", "src", layer);
 
 /** The source text of a layer, tests left out. */
 function layerSource(layer: string): string {
@@ -18,7 +22,7 @@ function layerSource(layer: string): string {
       else if (path.endsWith(".ts") && !path.endsWith(".test.ts")) files.push(path);
     }
   };
-  walk(join(sourceRoot, layer));
+  walk(layerFolder(layer));
   return files.map((path) => readFileSync(path, "utf8")).join("\n");
 }
 

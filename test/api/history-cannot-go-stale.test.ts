@@ -2,10 +2,17 @@
 // what they wrote for a history value by object identity; a value changed in place after a
 // render or a save must not bring back the old bytes.
 import { describe, expect, it } from "vitest";
-import { PROVIDER_IDS, renderRequest, type ProviderId } from "../../src/providers/index.js";
-import type { Block, Message } from "../../src/history/index.js";
-import { createHistoryEncodingCache, encodeConversation } from "../../src/format/index.js";
-import { openArchive } from "../../src/archive/index.js";
+import {
+  PROVIDER_IDS,
+  renderRequest,
+  type ProviderId,
+} from "../../packages/library/src/providers/index.js";
+import type { Block, Message } from "../../packages/library/src/history/index.js";
+import {
+  createHistoryEncodingCache,
+  encodeConversation,
+} from "../../packages/library/src/format/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
 import { conversationWith, newPackage } from "../archive/helpers.js";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0x00]);

@@ -1,11 +1,11 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openArchiveWith } from "../../src/archive/archive.js";
-import { applyImageBudget } from "../../src/archive/budget.js";
-import { IMAGE_BUDGET_BYTES, openArchive } from "../../src/archive/index.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
-import type { Block } from "../../src/history/message.js";
+import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { applyImageBudget } from "../../packages/library/src/archive/budget.js";
+import { IMAGE_BUDGET_BYTES, openArchive } from "../../packages/library/src/archive/index.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
+import type { Block } from "../../packages/library/src/history/message.js";
 import { conversationWith, imagesOf, newPackage, testImage, type TestImage } from "./helpers.js";
 
 const omitted = (image: TestImage): Block => ({ type: "imageOmitted", mimeType: "image/png" });

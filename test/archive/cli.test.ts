@@ -3,8 +3,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { bufferIO } from "../../src/cli/io.js";
-import { main } from "../../src/cli/main.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
 import { newPackage, seedPackage, snapshotTree } from "./helpers.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;

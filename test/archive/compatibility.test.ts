@@ -1,9 +1,9 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openArchive } from "../../src/archive/index.js";
-import { encodeConversation } from "../../src/format/encode.js";
-import { emptyConversation } from "../../src/format/empty.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { encodeConversation } from "../../packages/library/src/format/encode.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
 import {
   conversationWith,
   exists,
@@ -13,8 +13,8 @@ import {
   snapshotTree,
   testImage,
 } from "./helpers.js";
-import { main } from "../../src/cli/main.js";
-import { bufferIO } from "../../src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
 
 const FORMAT_1_BAD = new URL("../fixtures/format-1/bad/", import.meta.url).pathname;
 

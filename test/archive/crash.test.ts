@@ -3,10 +3,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openArchive } from "../../src/archive/index.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
-import { emptyConversation } from "../../src/format/empty.js";
-import type { Block, Message } from "../../src/history/message.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
+import type { Block, Message } from "../../packages/library/src/history/message.js";
 import { compileForChildren } from "./crash/compile.js";
 import {
   formatReport,

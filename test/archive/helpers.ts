@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { cp, lstat, mkdtemp, readdir, readFile, readlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { emptyConversation } from "../../src/format/empty.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
-import type { Block, Message } from "../../src/history/message.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
+import type { Block, Message } from "../../packages/library/src/history/message.js";
 
 export const FIXTURE_PACKAGE = new URL("../fixtures/packages/Poster.silverpoint", import.meta.url)
   .pathname;

@@ -2,10 +2,10 @@ import { renameSync, symlinkSync } from "node:fs";
 import { mkdir, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openArchiveWith } from "../../src/archive/archive.js";
-import { atomicFileWriter, type SaveStep } from "../../src/archive/file-writer.js";
-import { openArchive } from "../../src/archive/index.js";
-import { useDescriptorPaths } from "../../src/archive/package-folders.js";
+import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { atomicFileWriter, type SaveStep } from "../../packages/library/src/archive/file-writer.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { useDescriptorPaths } from "../../packages/library/src/archive/package-folders.js";
 import {
   conversationWith,
   imagesOf,

@@ -3,12 +3,12 @@ import { renameSync, symlinkSync } from "node:fs";
 import { mkdir, readFile, rename, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openArchiveWith } from "../../src/archive/archive.js";
-import { atomicFileWriter, type SaveStep } from "../../src/archive/file-writer.js";
-import { openArchive } from "../../src/archive/index.js";
-import { bufferIO } from "../../src/cli/io.js";
-import { main } from "../../src/cli/main.js";
-import { emptyConversation } from "../../src/format/empty.js";
+import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { atomicFileWriter, type SaveStep } from "../../packages/library/src/archive/file-writer.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
 import {
   conversationWith,
   imagesOf,

@@ -1,10 +1,10 @@
 import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openArchive } from "../../src/archive/index.js";
-import { decodeConversation } from "../../src/format/decode.js";
-import { encodeConversation } from "../../src/format/encode.js";
-import { emptyConversation } from "../../src/format/empty.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
+import { encodeConversation } from "../../packages/library/src/format/encode.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
 import {
   conversationWith,
   exists,

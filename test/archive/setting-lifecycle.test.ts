@@ -1,10 +1,10 @@
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openArchiveWith } from "../../src/archive/archive.js";
-import { atomicFileWriter, type SaveStep } from "../../src/archive/file-writer.js";
-import { openArchive, type ArchiveSettings } from "../../src/archive/index.js";
-import { emptyConversation } from "../../src/format/empty.js";
+import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { atomicFileWriter, type SaveStep } from "../../packages/library/src/archive/file-writer.js";
+import { openArchive, type ArchiveSettings } from "../../packages/library/src/archive/index.js";
+import { emptyConversation } from "../../packages/library/src/format/empty.js";
 import {
   conversationWith,
   exists,
@@ -229,7 +229,7 @@ describe("path safety", () => {
     // A link under an image's name is not followed: the block reads as imageOmitted (A15).
     const withLink = conversationWith([image.block], [linked.block]);
     const { writeFile: write } = await import("node:fs/promises");
-    const { encodeConversation } = await import("../../src/format/encode.js");
+    const { encodeConversation } = await import("../../packages/library/src/format/encode.js");
     await write(join(folder, "agent", "conversation.json"), encodeConversation(withLink));
     const opened = await openArchive(folder);
     expect(opened.conversation.history[1]?.content[1]).toEqual({

@@ -1,11 +1,11 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { openArchiveWith } from "../../src/archive/archive.js";
-import { ConversationEncoder } from "../../src/archive/encoder.js";
-import { atomicFileWriter, type SaveStep } from "../../src/archive/file-writer.js";
-import { openArchive } from "../../src/archive/index.js";
-import { encodeConversation } from "../../src/format/encode.js";
+import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { ConversationEncoder } from "../../packages/library/src/archive/encoder.js";
+import { atomicFileWriter, type SaveStep } from "../../packages/library/src/archive/file-writer.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { encodeConversation } from "../../packages/library/src/format/encode.js";
 import { conversationWith, imagesOf, newPackage, testImage } from "./helpers.js";
 
 // The goal "Unchanged re-save after reopening": the archive knows that what it read is the

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { claudeCodeBackend } from "../../src/cli-agents/index.js";
-import type { CliLogEntry } from "../../src/cli-agents/index.js";
-import { transcriptText } from "../../src/conversation/index.js";
-import type { Item } from "../../src/format/index.js";
+import { claudeCodeBackend } from "../../packages/library/src/cli-agents/index.js";
+import type { CliLogEntry } from "../../packages/library/src/cli-agents/index.js";
+import { transcriptText } from "../../packages/library/src/conversation/index.js";
+import type { Item } from "../../packages/library/src/format/index.js";
 import { fakeCli, isRunning, turnInput } from "./fake-cli.js";
 
 // The fake `claude` (test/fixtures/cli-agents/bin) replays stream lines captured from real

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { codexBackend } from "../../src/cli-agents/index.js";
-import type { CliLogEntry } from "../../src/cli-agents/index.js";
+import { codexBackend } from "../../packages/library/src/cli-agents/index.js";
+import type { CliLogEntry } from "../../packages/library/src/cli-agents/index.js";
 import { fakeCli, isRunning, turnInput } from "./fake-cli.js";
 
 // The fake `codex` (test/fixtures/cli-agents/bin) replays stream lines captured from real

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { claudeCodeBackend, codexBackend } from "../../src/cli-agents/index.js";
-import type { CliLogEntry } from "../../src/cli-agents/index.js";
-import { createLiveConversation } from "../../src/conversation/live-conversation.js";
-import { emptyConversation } from "../../src/format/index.js";
-import type { SavedConversation } from "../../src/format/index.js";
+import { claudeCodeBackend, codexBackend } from "../../packages/library/src/cli-agents/index.js";
+import type { CliLogEntry } from "../../packages/library/src/cli-agents/index.js";
+import { createLiveConversation } from "../../packages/library/src/conversation/live-conversation.js";
+import { emptyConversation } from "../../packages/library/src/format/index.js";
+import type { SavedConversation } from "../../packages/library/src/format/index.js";
 import { fakeCli } from "./fake-cli.js";
 
 // Live conversations on the CLI backends, the CLIs replaced by the fake executables of

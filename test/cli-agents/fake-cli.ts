@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import type { CliTurnInput } from "../../src/conversation/index.js";
-import type { Item } from "../../src/format/index.js";
-import type { Message } from "../../src/history/index.js";
+import type { CliTurnInput } from "../../packages/library/src/conversation/index.js";
+import type { Item } from "../../packages/library/src/format/index.js";
+import type { Message } from "../../packages/library/src/history/index.js";
 
 /**
  * The fake `claude` and `codex` executables of test/fixtures/cli-agents/bin: they record their

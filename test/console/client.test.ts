@@ -6,8 +6,8 @@
  */
 import type { Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { hasChromium, startConsole, type ConsoleHarness } from "./harness.js";
 
 describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout: 180_000 }, () => {

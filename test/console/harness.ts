@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { build } from "vite";
-import type { StoreDatabase } from "../../src/store/database.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { freshDatabase, uniqueName, type FreshDatabase } from "../support/databases.js";
 import { testServer, TEST_OPERATOR_TOKEN, type TestServer } from "../support/server.js";
 import { seedConsole, type Seeded } from "./seed.js";

@@ -4,10 +4,10 @@
  * answer, a compression summary and text in Japanese and with an emoji; a 300-message
  * conversation; and a job whose turn holds each kind of item.
  */
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { compressContext } from "../../src/gateway/compression.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import type { StoreDatabase } from "../../src/store/database.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { compressContext } from "../../packages/server/src/gateway/compression.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 export interface Seeded {
   readonly subject: string;

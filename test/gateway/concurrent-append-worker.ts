@@ -2,9 +2,9 @@
 // the command line, prints "ready", waits for "go" on stdin, then appends as told and prints
 // the ids it got as one JSON line.
 import { createInterface } from "node:readline";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { openDatabase } from "../../src/store/database.js";
-import { parseDatabaseLocation } from "../../src/store/location.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { parseDatabaseLocation } from "../../packages/server/src/store/location.js";
 
 const [locationText, subject, worker, sharedRoot, countText] = process.argv.slice(2);
 if (locationText === undefined || subject === undefined || worker === undefined) {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import {
   describeEachDialect,
   freshDatabase,

@@ -2,9 +2,9 @@
 // named on the command line, prints "ready", waits for "go" on stdin, then appends to the shared
 // turn (own keys, and keys every worker shares) and prints the rows it got as one JSON line.
 import { createInterface } from "node:readline";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { openDatabase } from "../../src/store/database.js";
-import { parseDatabaseLocation } from "../../src/store/location.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { openDatabase } from "../../packages/server/src/store/database.js";
+import { parseDatabaseLocation } from "../../packages/server/src/store/location.js";
 
 const [locationText, subject, worker, turnId, countText] = process.argv.slice(2);
 if (

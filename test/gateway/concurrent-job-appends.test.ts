@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import {
   describeEachDialect,
   freshDatabase,

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { conversationSchema } from "../../src/format/conversation-schema.js";
-import { encodeConversation } from "../../src/format/encode.js";
-import { decodeConversation } from "../../src/format/decode.js";
-import { importClaudeCodeFile, type FileImport } from "../../src/interop/index.js";
+import { conversationSchema } from "../../packages/library/src/format/conversation-schema.js";
+import { encodeConversation } from "../../packages/library/src/format/encode.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
+import { importClaudeCodeFile, type FileImport } from "../../packages/library/src/interop/index.js";
 import {
   fixtureFiles,
   historyCalls,

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { decodeConversation } from "../../src/format/decode.js";
-import { encodeConversation } from "../../src/format/encode.js";
-import { importCodexRollout } from "../../src/interop/index.js";
+import { decodeConversation } from "../../packages/library/src/format/decode.js";
+import { encodeConversation } from "../../packages/library/src/format/encode.js";
+import { importCodexRollout } from "../../packages/library/src/interop/index.js";
 import {
   fixtureFiles,
   historyCalls,

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/core/hash.js";
-import { bufferIO } from "../../src/cli/io.js";
-import { main } from "../../src/cli/main.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
 import { fixturesRoot } from "./fixture-files.js";
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-export-"));

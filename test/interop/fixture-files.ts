@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { ImportedConversation } from "../../src/interop/index.js";
+import type { ImportedConversation } from "../../packages/library/src/interop/index.js";
 
 /** The interop corpus (test/fixtures/interop, SOURCES.md says where each file comes from). */
 export const fixturesRoot = new URL("../fixtures/interop/", import.meta.url).pathname;

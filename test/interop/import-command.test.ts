@@ -11,8 +11,8 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bufferIO } from "../../src/cli/io.js";
-import { main } from "../../src/cli/main.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
 import { fixturesRoot } from "./fixture-files.js";
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-import-"));

@@ -1,13 +1,17 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  importCodexRolloutAsRows,
   importInspectLog,
   importOpenHandsEvents,
   importOpenHandsResolver,
   importSweAgentTrajectory,
   type TrajectoryFileImport,
-} from "../../src/interop/index.js";
-import { projectTrajectoryToChatML, storedTurnItemSchema } from "../../src/trajectory/index.js";
+} from "../../packages/library/src/interop/index.js";
+import {
+  projectTrajectoryToChatML,
+  storedTurnItemSchema,
+} from "../../packages/library/src/trajectory/index.js";
 import { fixtureFiles, shortName } from "./fixture-files.js";
 
 type Json = Record<string, unknown>;
@@ -22,12 +26,12 @@ function strings(value: unknown, into: Set<string>): Set<string> {
   return into;
 }
 
-/** The text of a chat message's content (string, or text parts joined by a newline). */
+/** The text of a chat message's content (string, or its text parts joined by a newline). */
 function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   return Array.isArray(content)
     ? (content as Json[])
-        .filter((part) => part.type === "text")
+        .filter((part) => typeof part.text === "string" && part.type !== "reasoning")
         .map((part) => String(part.text))
         .join("\n")
     : "";
@@ -125,5 +129,46 @@ describe("inspect importer: samples as turns, attachment:// and tc:// resolved",
       user?.item.type === "user_message" &&
         user.item.images?.[0]?.url.startsWith("data:image/png;base64,"),
     ).toBe(true);
+  });
+});
+
+describe("codex importer into trajectory rows: one turn per Codex turn", () => {
+  for (const file of fixtureFiles("codex", ".jsonl")) {
+    it(`${shortName(file)}: every line imported or reported; messages and calls become items`, () => {
+      const result = importCodexRolloutAsRows(file, readFileSync(file));
+      const held = checkRows(result);
+      const lines = readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "");
+      expect(result.account.lines).toBe(lines.length);
+      for (const line of lines) {
+        const value = JSON.parse(line) as { type?: string; payload?: Json };
+        if (value.type !== "response_item") continue;
+        const payload = value.payload ?? {};
+        if (payload.type === "message") expect(held.has(contentText(payload.content))).toBe(true);
+        if (payload.type === "function_call" || payload.type === "custom_tool_call") {
+          expect(held.has(String(payload.call_id))).toBe(true);
+        }
+      }
+    });
+  }
+
+  it("a rollout with turn ids gives one turn per turn id; one without them a turn per user prompt", () => {
+    const withIds =
+      fixtureFiles("codex", ".jsonl").find((file) => file.includes("0.129/turn-2.jsonl")) ?? "";
+    const turnIds = new Set(
+      readFileSync(withIds, "utf8")
+        .split("\n")
+        .filter((line) => line.includes('"task_started"'))
+        .map((line) => String((JSON.parse(line) as { payload: Json }).payload.turn_id)),
+    );
+    const rows = importCodexRolloutAsRows(withIds, readFileSync(withIds)).rows;
+    expect(new Set(rows.map((row) => row.turn_id.split(":").pop()))).toEqual(turnIds);
+    const old = fixtureFiles("codex", ".jsonl").find((file) => file.includes("0.47/")) ?? "";
+    const oldRows = importCodexRolloutAsRows(old, readFileSync(old)).rows;
+    const firstItems = [...new Set(oldRows.map((row) => row.turn_id))].map(
+      (turn) => oldRows.find((row) => row.turn_id === turn)?.item.type,
+    );
+    expect(firstItems.every((type) => type === "user_message")).toBe(true);
   });
 });

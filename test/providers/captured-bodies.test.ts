@@ -13,7 +13,7 @@ import {
   parseResponse,
   type ProviderId,
   type RoundResult,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 
 const fixture = (path: string) =>
   readFileSync(new URL(`../fixtures/providers/${path}`, import.meta.url));

@@ -7,14 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openArchive } from "../../src/archive/index.js";
-import { bufferIO } from "../../src/cli/io.js";
-import { INTERRUPTED_TOOL_RESULT } from "../../src/cli/commands/render.js";
-import { main } from "../../src/cli/main.js";
-import { sha256Hex } from "../../src/core/hash.js";
-import { emptyConversation } from "../../src/format/index.js";
-import type { Message } from "../../src/history/index.js";
-import { renderRequest } from "../../src/providers/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { INTERRUPTED_TOOL_RESULT } from "../../packages/library/src/cli/commands/render.js";
+import { main } from "../../packages/library/src/cli/main.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import { emptyConversation } from "../../packages/library/src/format/index.js";
+import type { Message } from "../../packages/library/src/history/index.js";
+import { renderRequest } from "../../packages/library/src/providers/index.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
@@ -205,6 +205,37 @@ describe("verbatim render", () => {
       "Hi",
     ]);
     expect(answered.out).not.toContain(INTERRUPTED_TOOL_RESULT);
+  });
+
+  it("render --tools takes a Responses custom tool (kind custom): its calls render as custom_tool_call", async () => {
+    await writeFile(
+      join(work, "custom-tools.json"),
+      JSON.stringify([
+        {
+          name: "batch_design",
+          description: "Apply operations",
+          inputSchema: {},
+          kind: "custom",
+          format: { type: "text" },
+        },
+      ]),
+    );
+    const result = await run([
+      "render",
+      "Poster.package",
+      "--provider",
+      "openai-responses",
+      "--tools",
+      "custom-tools.json",
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      '{"type":"custom_tool_call","call_id":"toolu_1","name":"batch_design","input":"{\\"operations\\":\\"[]\\"}"}',
+    );
+    expect(result.out).toContain('{"type":"custom_tool_call_output","call_id":"toolu_1"');
+    expect(result.out).toContain(
+      '"tools":[{"type":"custom","name":"batch_design","description":"Apply operations","format":{"type":"text"}}]',
+    );
   });
 
   it("exit 2 for usage errors and a missing package", async () => {

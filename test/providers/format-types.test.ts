@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest";
 import type {
   Cost as FormatCost,
   Usage as FormatUsage,
-} from "../../src/format/conversation-schema.js";
-import { costSchema, usageSchema } from "../../src/format/conversation-schema.js";
-import { accumulateCost, type Cost, type Usage } from "../../src/pricing/index.js";
+} from "../../packages/library/src/format/conversation-schema.js";
+import { costSchema, usageSchema } from "../../packages/library/src/format/conversation-schema.js";
+import { accumulateCost, type Cost, type Usage } from "../../packages/library/src/pricing/index.js";
 
 const toFormatUsage = (usage: Usage): FormatUsage => usage;
 const fromFormatUsage = (usage: FormatUsage): Usage => usage;

@@ -6,16 +6,16 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../../src/core/hash.js";
-import type { JsonObject } from "../../src/core/strict-json.js";
-import type { Message } from "../../src/history/message.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import type { JsonObject } from "../../packages/library/src/core/strict-json.js";
+import type { Message } from "../../packages/library/src/history/message.js";
 import {
   createStreamParser,
   parseResponse,
   renderRequest,
   type ProviderId,
   type RoundResult,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 
 const fixtureText = (path: string) =>
   readFileSync(new URL(`../fixtures/interop/providers/${path}`, import.meta.url), "utf8");

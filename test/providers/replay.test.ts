@@ -13,16 +13,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { openArchive } from "../../src/archive/index.js";
-import { emptyConversation } from "../../src/format/index.js";
-import { toolCallArgumentText, toolResultText, type Message } from "../../src/history/index.js";
-import { IMAGE_OMITTED_TEXT } from "../../src/history/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import { emptyConversation } from "../../packages/library/src/format/index.js";
+import {
+  toolCallArgumentText,
+  toolResultText,
+  type Message,
+} from "../../packages/library/src/history/index.js";
+import { IMAGE_OMITTED_TEXT } from "../../packages/library/src/history/index.js";
 import {
   PROVIDER_IDS,
   checkCachePrefix,
   renderRequest,
   type ProviderId,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 import { startLocalProvider, type ProviderServer } from "../support/provider-servers/index.js";
 import { ReplayConversation, runScriptedConversation } from "../support/replay-driver.js";
 import { NEXT_USER_TEXT, REPLAY_MODELS, replayOptions } from "../support/replay-options.js";

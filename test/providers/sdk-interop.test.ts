@@ -8,13 +8,13 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Message } from "../../src/history/index.js";
+import type { Message } from "../../packages/library/src/history/index.js";
 import {
   SseDecoder,
   createStreamParser,
   renderRequest,
   type ProviderId,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 import { startLocalProvider, type ProviderServer } from "../support/provider-servers/index.js";
 
 const history: Message[] = [

@@ -10,7 +10,7 @@ import {
   createStreamParser,
   parseResponse,
   type ProviderId,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 import { writeAnthropic } from "../support/provider-servers/anthropic.js";
 import { writeGemini } from "../support/provider-servers/gemini.js";
 import type { ScriptedRound, WireWriter } from "../support/provider-servers/harness.js";

@@ -6,11 +6,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { isVerbatimError } from "../../src/core/errors.js";
+import { isVerbatimError } from "../../packages/library/src/core/errors.js";
 import { startLocalProvider } from "../support/provider-servers/index.js";
-import { resolveEndpoint, requestUrl } from "../../src/providers/endpoints.js";
-import { retryAfterMs, sendRound, streamRound } from "../../src/providers/transport.js";
-import type { OutgoingRequest, RetryNotice } from "../../src/providers/types.js";
+import { resolveEndpoint, requestUrl } from "../../packages/library/src/providers/endpoints.js";
+import {
+  retryAfterMs,
+  sendRound,
+  streamRound,
+} from "../../packages/library/src/providers/transport.js";
+import type { OutgoingRequest, RetryNotice } from "../../packages/library/src/providers/types.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

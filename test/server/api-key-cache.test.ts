@@ -1,10 +1,10 @@
 import { sql, type KyselyPlugin, type RootOperationNode } from "kysely";
 import pg from "pg";
 import { expect, it } from "vitest";
-import { sha256Hex } from "../../src/core/hash.js";
-import { openApiKeyLookup } from "../../src/server/api-key-cache.js";
-import { createApiKey, revokeApiKey } from "../../src/server/api-keys.js";
-import type { StoreDatabase } from "../../src/store/index.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import { openApiKeyLookup } from "../../packages/server/src/server/api-key-cache.js";
+import { createApiKey, revokeApiKey } from "../../packages/server/src/server/api-keys.js";
+import type { StoreDatabase } from "../../packages/server/src/store/index.js";
 import { describeEachDialect, postgresUrl, uniqueName } from "../support/databases.js";
 
 /** A view of the database that counts the reads of verbatim_api_keys and can hold them. */

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
-import { bufferIO } from "../../src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import { freshDatabase, postgresUrl, type FreshDatabase } from "../support/databases.js";
 

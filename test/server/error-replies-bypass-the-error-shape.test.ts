@@ -12,7 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { allErrorCodes, httpStatusOf, type ErrorCode } from "../../src/core/error-codes.js";
+import {
+  allErrorCodes,
+  httpStatusOf,
+  type ErrorCode,
+} from "../../packages/library/src/core/error-codes.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { rawExchange, rawRequest, requestText, type RawReply } from "../support/raw-http.js";
 import { testServer, type TestServer } from "../support/server.js";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allErrorCodes } from "../../src/core/error-codes.js";
-import { RateLimiter } from "../../src/server/rate-limit.js";
+import { allErrorCodes } from "../../packages/library/src/core/error-codes.js";
+import { RateLimiter } from "../../packages/server/src/server/rate-limit.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";
 
@@ -68,7 +68,7 @@ describeEachDialect("server foundation", (getDatabase, dialect) => {
   });
 
   it("caller routes take a live API key; the operator token is not one; a revoked key is 401", async () => {
-    const { revokeApiKey } = await import("../../src/server/api-keys.js");
+    const { revokeApiKey } = await import("../../packages/server/src/server/api-keys.js");
     const key = await server.apiKeyFor(uniqueName("subject"));
     const ok = await server.app.inject({
       method: "GET",

@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
-import { isVerbatimError } from "../../src/core/errors.js";
-import { DEFAULT_TIMEOUTS, timeoutsFromEnv } from "../../src/server/timeouts.js";
+import { isVerbatimError } from "../../packages/library/src/core/errors.js";
+import { DEFAULT_TIMEOUTS, timeoutsFromEnv } from "../../packages/server/src/server/timeouts.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { rawExchange, rawRequest, requestText } from "../support/raw-http.js";
 import { testServer, type TestServer } from "../support/server.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { openApiDocument } from "../../src/server/openapi.js";
+import { openApiDocument } from "../../packages/server/src/server/openapi.js";
 
 describe("docs/openapi.json and docs/server.md", () => {
   it("B14 document every route, with a schema for every body, query and reply", async () => {

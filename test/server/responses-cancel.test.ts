@@ -6,7 +6,7 @@
  * response comes back unchanged; another subject's id gets the same 404 as a missing id.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import {
   startControlledUpstream,
   type ControlledUpstream,

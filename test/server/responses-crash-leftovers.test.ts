@@ -7,9 +7,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../src/server/api-keys.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
-import { upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import {
   startControlledUpstream,
   type ControlledUpstream,

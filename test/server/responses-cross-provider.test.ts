@@ -5,7 +5,7 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { startLocalProvider, type ProviderServer } from "../support/provider-servers/index.js";
 import { testServer, type TestServer } from "../support/server.js";

@@ -7,7 +7,7 @@
 import OpenAI from "openai";
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";

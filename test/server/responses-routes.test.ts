@@ -1,6 +1,9 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { NO_UPSTREAM, upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import {
+  NO_UPSTREAM,
+  upstreamConfigFromEnv,
+} from "../../packages/server/src/server/upstream/config.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";

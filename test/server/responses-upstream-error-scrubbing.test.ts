@@ -6,7 +6,7 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { upstreamConfigFromEnv } from "../../src/server/upstream/config.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import {
   startControlledUpstream,
   type ControlledUpstream,

@@ -8,8 +8,8 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";
 

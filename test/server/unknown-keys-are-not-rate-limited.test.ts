@@ -7,9 +7,12 @@
  * included, until the window refills; other addresses and their valid keys are unaffected.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isVerbatimError } from "../../src/core/errors.js";
-import { clientAddressKey, trustedProxiesFromEnv } from "../../src/server/failed-authentication.js";
-import { startServer } from "../../src/server/serve.js";
+import { isVerbatimError } from "../../packages/library/src/core/errors.js";
+import {
+  clientAddressKey,
+  trustedProxiesFromEnv,
+} from "../../packages/server/src/server/failed-authentication.js";
+import { startServer } from "../../packages/server/src/server/serve.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";
 

@@ -1,8 +1,8 @@
 // Shared set-up of the background agent job tests (src/gateway/jobs).
-import type { StoreDatabase } from "../../src/store/database.js";
-import { BackgroundAgentJobs } from "../../src/gateway/jobs/job-service.js";
-import type { TurnItemInput } from "../../src/gateway/jobs/job-types.js";
-import { GatewayMessageStore } from "../../src/gateway/message-store.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
+import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
+import type { TurnItemInput } from "../../packages/server/src/gateway/jobs/job-types.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { uniqueName } from "./databases.js";
 
 export const say = (key: string, text: string): TurnItemInput => ({

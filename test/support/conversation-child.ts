@@ -3,8 +3,8 @@
  * `node bin/run-ts.js test/support/conversation-child.ts <package> <baseUrl> <message>`.
  * The sections and tools are the ones test/conversation/provider-layer.test.ts uses.
  */
-import { openLiveConversation } from "../../src/conversation/open.js";
-import { providerBackend } from "../../src/conversation/provider-backend.js";
+import { openLiveConversation } from "../../packages/library/src/conversation/open.js";
+import { providerBackend } from "../../packages/library/src/conversation/provider-backend.js";
 import { echoTool } from "./conversation-fixtures.js";
 
 export const CHILD_SYSTEM = "You design posters.";

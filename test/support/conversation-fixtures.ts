@@ -1,7 +1,7 @@
 /** Shared pieces of the live-conversation tests: a price book, tools, a change recorder. */
-import type { ChangeKind } from "../../src/conversation/api.js";
-import type { PriceBook } from "../../src/conversation/prices.js";
-import type { HostTool } from "../../src/conversation/tools.js";
+import type { ChangeKind } from "../../packages/library/src/conversation/api.js";
+import type { PriceBook } from "../../packages/library/src/conversation/prices.js";
+import type { HostTool } from "../../packages/library/src/conversation/tools.js";
 
 /** Prices in round numbers: $1 per million input tokens, $5 per million output, etc. */
 export const testPrices: PriceBook = {

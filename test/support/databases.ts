@@ -2,7 +2,7 @@
  * Store tests on both dialects (docs/architecture.md: every store test runs on SQLite and on
  * PostgreSQL).
  *
- *   import { describeEachDialect } from "../../test/support/databases.js";
+ *   import { describeEachDialect } from "./databases.js";
  *
  *   describeEachDialect("message chains", (getDatabase, dialect) => {
  *     it("B4 reads the context of an anchor", async () => {
@@ -31,9 +31,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe } from "vitest";
-import { openDatabase, type StoreDatabase } from "../../src/store/database.js";
-import type { DatabaseLocation } from "../../src/store/location.js";
-import { migrateDatabase } from "../../src/store/migrate.js";
+import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
 export type TestDialect = "sqlite" | "postgres";
 

@@ -1,4 +1,7 @@
-import type { AppendMessageInput, GatewayMessageStore } from "../../src/gateway/message-store.js";
+import type {
+  AppendMessageInput,
+  GatewayMessageStore,
+} from "../../packages/server/src/gateway/message-store.js";
 
 /**
  * A chain's first user message (`userText`), then an in_progress message started after it

@@ -4,15 +4,19 @@
  * stream, append the assistant message, run the tools, loop until the model stops calling
  * tools. The history is built only from what the server streamed back.
  */
-import { sha256Hex } from "../../src/core/hash.js";
-import { toolResultFromBytes, type Block, type Message } from "../../src/history/index.js";
+import { sha256Hex } from "../../packages/library/src/core/hash.js";
+import {
+  toolResultFromBytes,
+  type Block,
+  type Message,
+} from "../../packages/library/src/history/index.js";
 import {
   renderRequest,
   streamRound,
   type AttachedSignedMaterial,
   type ProviderId,
   type RoundResult,
-} from "../../src/providers/index.js";
+} from "../../packages/library/src/providers/index.js";
 import type { ProviderServer, ScriptedRound } from "./provider-servers/index.js";
 import { replayOptions } from "./replay-options.js";
 

@@ -4,9 +4,13 @@
  * local provider server named on the command line.
  * Usage: node bin/run-ts.js test/support/replay-next-request.ts <package> <provider> <baseUrl>
  */
-import { openArchive } from "../../src/archive/index.js";
-import type { Message } from "../../src/history/index.js";
-import { renderRequest, sendRound, type ProviderId } from "../../src/providers/index.js";
+import { openArchive } from "../../packages/library/src/archive/index.js";
+import type { Message } from "../../packages/library/src/history/index.js";
+import {
+  renderRequest,
+  sendRound,
+  type ProviderId,
+} from "../../packages/library/src/providers/index.js";
 import { NEXT_USER_TEXT, replayOptions } from "./replay-options.js";
 
 const [folder = "", providerName = "", baseUrl = ""] = process.argv.slice(2);

@@ -2,7 +2,7 @@
  * The render options of the byte-exact replay tests (A26), shared by the test and the child
  * process that reopens the saved conversation, so both render with the same options.
  */
-import type { ProviderId, RenderOptions } from "../../src/providers/index.js";
+import type { ProviderId, RenderOptions } from "../../packages/library/src/providers/index.js";
 
 export const REPLAY_MODELS: Readonly<Record<ProviderId, string>> = {
   anthropic: "claude-sonnet-4-5",

@@ -4,10 +4,10 @@
  * `constructor`, strings with emoji and lone surrogates, empty containers, huge and tiny numbers.
  */
 import fc from "fast-check";
-import { base64Encode } from "../../src/core/bytes.js";
-import type { SavedConversation } from "../../src/format/conversation-schema.js";
-import type { Item } from "../../src/format/items.js";
-import type { Block, Message } from "../../src/history/message.js";
+import { base64Encode } from "../../packages/library/src/core/bytes.js";
+import type { SavedConversation } from "../../packages/library/src/format/conversation-schema.js";
+import type { Item } from "../../packages/library/src/format/items.js";
+import type { Block, Message } from "../../packages/library/src/history/message.js";
 import { anyCount, anyKey, anyNonNegative, anyText } from "./text-arbitraries.js";
 
 const text = anyText();

@@ -8,9 +8,9 @@ import type {
   ProviderBackend,
   BackendRoundRequest,
   BackendRoundResult,
-} from "../../src/conversation/backend.js";
-import type { Usage } from "../../src/format/conversation-schema.js";
-import type { Block, Message } from "../../src/history/message.js";
+} from "../../packages/library/src/conversation/backend.js";
+import type { Usage } from "../../packages/library/src/format/conversation-schema.js";
+import type { Block, Message } from "../../packages/library/src/history/message.js";
 
 export type ScriptStep =
   | {

@@ -3,9 +3,9 @@
  * (src/server) with a known operator token; `apiKeyFor(subject)` stores a real API key.
  */
 import type { FastifyInstance } from "fastify";
-import { buildServer, type ServerOptions } from "../../src/server/app.js";
-import { createApiKey } from "../../src/server/api-keys.js";
-import type { StoreDatabase } from "../../src/store/database.js";
+import { buildServer, type ServerOptions } from "../../packages/server/src/server/app.js";
+import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 export const TEST_OPERATOR_TOKEN = "vop_test-operator-token";
 

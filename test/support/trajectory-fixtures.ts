@@ -1,4 +1,7 @@
-import type { StoredTurnItem, TrajectoryItem } from "../../src/trajectory/index.js";
+import type {
+  StoredTurnItem,
+  TrajectoryItem,
+} from "../../packages/library/src/trajectory/index.js";
 
 /**
  * A job trajectory of two turns used across the trajectory tests and the worked example of

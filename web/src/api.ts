@@ -1,4 +1,4 @@
-import type { ChatMLMessage } from "../../src/history/chatml.js";
+import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 
 /** The console routes' replies, as docs/openapi.json describes them. */
 export type View = "stored" | "chatml" | "model-visible";

@@ -1,4 +1,4 @@
-import type { ChatMLMessage } from "../../src/history/chatml.js";
+import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 import { allMessagePages, type ConsoleClient, type StoredMessage } from "./api.js";
 import { projectedCount } from "./conversation-model.js";
 import { element } from "./dom.js";

@@ -1,4 +1,4 @@
-import type { ChatMLMessage } from "../../src/history/chatml.js";
+import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 import type { MessageCost, StoredMessage, UsageFacts } from "./api.js";
 
 /**

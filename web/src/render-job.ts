@@ -1,4 +1,4 @@
-import type { ChatMLMessage } from "../../src/history/chatml.js";
+import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 import type { JobDetail, JobItem, JobTurn, StoredItemRow } from "./api.js";
 import { badge, copyButton, diffNode, element, imageNode, longText } from "./dom.js";
 import type { Row } from "./virtual-list.js";

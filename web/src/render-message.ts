@@ -1,4 +1,4 @@
-import type { ChatMLMessage } from "../../src/history/chatml.js";
+import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 import type { StoredBlock, StoredMessage, View } from "./api.js";
 import { costOf, latencyOf } from "./conversation-model.js";
 import { badge, copyButton, element, imageNode, longText, pretty } from "./dom.js";

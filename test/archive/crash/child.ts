@@ -3,9 +3,12 @@
 // steps: just after the save); `random` mode prints each step so the parent, which kills it
 // at a random moment, knows which step was hit.
 import { readFileSync, writeSync } from "node:fs";
-import { openArchiveWith } from "../../../src/archive/archive.js";
-import { atomicFileWriter, type StepHook } from "../../../src/archive/file-writer.js";
-import { decodeConversation } from "../../../src/format/decode.js";
+import { openArchiveWith } from "../../../packages/library/src/archive/archive.js";
+import {
+  atomicFileWriter,
+  type StepHook,
+} from "../../../packages/library/src/archive/file-writer.js";
+import { decodeConversation } from "../../../packages/library/src/format/decode.js";
 import { naiveFileWriter } from "./naive-writer.js";
 
 interface Scenario {

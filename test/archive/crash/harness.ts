@@ -1,11 +1,14 @@
 import { spawn } from "node:child_process";
 import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { openArchive } from "../../../src/archive/index.js";
-import { openArchiveWith } from "../../../src/archive/archive.js";
-import { atomicFileWriter, type SaveStep } from "../../../src/archive/file-writer.js";
-import { encodeConversation } from "../../../src/format/encode.js";
-import type { SavedConversation } from "../../../src/format/conversation-schema.js";
+import { openArchive } from "../../../packages/library/src/archive/index.js";
+import { openArchiveWith } from "../../../packages/library/src/archive/archive.js";
+import {
+  atomicFileWriter,
+  type SaveStep,
+} from "../../../packages/library/src/archive/file-writer.js";
+import { encodeConversation } from "../../../packages/library/src/format/encode.js";
+import type { SavedConversation } from "../../../packages/library/src/format/conversation-schema.js";
 import { naiveFileWriter } from "./naive-writer.js";
 
 /** One save to interrupt: the package before it (a folder to copy) and what it saves. */

@@ -5,7 +5,7 @@ import {
   writeGroups,
   type FileWriterOptions,
   type PackageFileWriter,
-} from "../../../src/archive/file-writer.js";
+} from "../../../packages/library/src/archive/file-writer.js";
 
 /**
  * A deliberately non-atomic writer, kept to prove that the crash test can fail: it truncates

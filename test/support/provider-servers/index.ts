@@ -1,5 +1,5 @@
 /** Local servers speaking each provider's wire format, for tests (see harness.ts). */
-import type { ProviderId } from "../../../src/providers/index.js";
+import type { ProviderId } from "../../../packages/library/src/providers/index.js";
 import { startAnthropicServer } from "./anthropic.js";
 import { startGeminiServer } from "./gemini.js";
 import { startOpenAIChatServer, startOpenRouterServer } from "./openai-chat.js";

@@ -1,0 +1,155 @@
+import { resolve } from "node:path";
+import {
+  CONVERSATION_SOURCES,
+  TRAJECTORY_SOURCES,
+  acceptsFile,
+  acceptsTrajectoryFile,
+  importIntoRowsFile,
+  importIntoPackages,
+  leftOutTotals,
+  listSourceFiles,
+  progressLine,
+  type ConversationSource,
+  type PackageImportReport,
+  type RowsImportReport,
+  type TrajectorySource,
+} from "../../interop/index.js";
+import {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  parseCommandArgs,
+  usageError,
+  type Command,
+} from "../command.js";
+import { processIO, type CliIO } from "../io.js";
+import { loadServerCommand } from "../server-commands.js";
+
+const SOURCES: readonly string[] = [...CONVERSATION_SOURCES, ...TRAJECTORY_SOURCES];
+
+function isConversationSource(source: string): source is ConversationSource {
+  return (CONVERSATION_SOURCES as readonly string[]).includes(source);
+}
+
+export const importCommand: Command = {
+  words: ["import"],
+  usage:
+    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> [--json]",
+  summary:
+    "Import Claude Code or Codex sessions into format-1 packages (one per conversation), or agent trajectories into stored rows; re-runs change nothing.",
+  async run(args, io) {
+    const { positionals, values } = parseCommandArgs(
+      this,
+      args,
+      { into: { type: "string" }, subject: { type: "string" }, json: { type: "boolean" } },
+      { min: 2, max: Number.MAX_SAFE_INTEGER },
+    );
+    const [source = "", ...paths] = positionals;
+    if (!SOURCES.includes(source)) {
+      throw usageError(
+        this,
+        `unknown source ${JSON.stringify(source)}: expected ${SOURCES.join(", ")}`,
+      );
+    }
+    const into = values.into;
+    if (into === undefined || into === "") throw usageError(this, "--into is required");
+    if (/^(sqlite:|postgres(ql)?:\/\/)/.test(into)) {
+      // The gateway store is the server package's: its command writes the chains.
+      return (await loadServerCommand("import database")).run(args, io);
+    }
+    if (values.subject !== undefined) {
+      throw usageError(
+        this,
+        "--subject goes with a database target (sqlite:<file> or postgres://…)",
+      );
+    }
+    const json = values.json === true;
+    const bar = !json && io === processIO && process.stderr.isTTY === true;
+    const onProgress = bar
+      ? {
+          onProgress: (progress: Parameters<typeof progressLine>[0]) =>
+            io.stderr(`\r${progressLine(progress)}`),
+        }
+      : {};
+    // Codex also imports as a job trajectory (one turn per Codex turn) into a rows file.
+    if (!isConversationSource(source) || (source === "codex" && into.endsWith(".jsonl"))) {
+      const trajectorySource = source as TrajectorySource;
+      const files = await listSourceFiles(io.cwd, paths, (name) =>
+        acceptsTrajectoryFile(trajectorySource, name),
+      );
+      const report = await importIntoRowsFile({
+        source: trajectorySource,
+        files,
+        into: resolve(io.cwd, into),
+        ...onProgress,
+      });
+      if (bar) io.stderr("\n");
+      if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else writeRowsSummary(report, io);
+      return report.totals.refused > 0 || report.unreadableFiles.length > 0
+        ? EXIT_CHECK_FAILED
+        : EXIT_OK;
+    }
+    const files = await listSourceFiles(io.cwd, paths, (name) => acceptsFile(source, name));
+    const report = await importIntoPackages({
+      source,
+      files,
+      into: resolve(io.cwd, into),
+      ...onProgress,
+    });
+    if (bar) io.stderr("\n");
+    if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    else writeSummary(report, io);
+    const failed = report.totals.refused > 0 || report.unreadableFiles.length > 0;
+    return failed ? EXIT_CHECK_FAILED : EXIT_OK;
+  },
+};
+
+function writeLeftOut(
+  entries: PackageImportReport["leftOut"],
+  lines: string[],
+  unit: "line" | "record",
+): void {
+  const totals = leftOutTotals(entries);
+  if (totals.length === 0) return;
+  lines.push("left out (each reported; --json lists every file and line):");
+  for (const entry of totals) {
+    lines.push(
+      `  ${entry.what}: ${entry.lines} ${unit}(s) in ${entry.files} file(s): ${entry.reason}`,
+    );
+  }
+}
+
+function writeRowsSummary(report: RowsImportReport, io: CliIO): void {
+  const { totals } = report;
+  const lines = [
+    `${totals.files} file(s), ${(totals.bytes / 1e6).toFixed(1)} MB, ${totals.rows} row(s) into ${report.into}`,
+    `turns imported ${totals.imported}, skipped as already imported ${totals.unchanged}, refused ${totals.refused}`,
+  ];
+  for (const turn of report.turns)
+    if (turn.outcome === "refused") lines.push(`  refused ${turn.turn_id}: ${turn.reason ?? ""}`);
+  for (const file of report.unreadableFiles)
+    lines.push(`  unreadable ${file.file}: ${file.reason}`);
+  writeLeftOut(report.leftOut, lines, "record");
+  io.stdout(`${lines.join("\n")}\n`);
+}
+
+function writeSummary(report: PackageImportReport, io: CliIO): void {
+  const { totals } = report;
+  const lines = [
+    `${totals.files} file(s), ${(totals.bytes / 1e6).toFixed(1)} MB, ${totals.messages} history message(s) into ${report.into}`,
+    `imported ${totals.imported}, updated ${totals.updated}, skipped as already imported ${totals.unchanged}, refused ${totals.refused}`,
+  ];
+  for (const conversation of report.conversations) {
+    if (conversation.outcome === "refused")
+      lines.push(`  refused ${conversation.name}: ${conversation.reason ?? ""}`);
+    if (conversation.imagesOmitted > 0) {
+      lines.push(
+        `  ${conversation.name}: ${conversation.imagesOmitted} image(s) over the 20 MiB budget kept as omitted images`,
+      );
+    }
+  }
+  for (const file of report.unreadableFiles)
+    lines.push(`  unreadable ${file.file}: ${file.reason}`);
+  writeLeftOut(report.leftOut, lines, "line");
+  io.stdout(`${lines.join("\n")}\n`);
+}

@@ -1,0 +1,11 @@
+export { main } from "./main.js";
+export {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  EXIT_USAGE,
+  parseCommandArgs,
+  usageError,
+  type Command,
+} from "./command.js";
+export { bufferIO, processIO, type CliIO } from "./io.js";
+export type { ServerCommandName } from "./server-commands.js";

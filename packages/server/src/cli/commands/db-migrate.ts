@@ -1,0 +1,67 @@
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { VerbatimError } from "verbatim-llm/core";
+import { openDatabase } from "../../store/database.js";
+import {
+  describeLocation,
+  parseDatabaseLocation,
+  type DatabaseLocation,
+} from "../../store/location.js";
+import { migrateDatabase } from "../../store/migrate.js";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
+
+export const dbMigrate: Command = {
+  words: ["db", "migrate"],
+  usage: "--db <sqlite path | postgres url> [--json]",
+  summary: "Create or upgrade the gateway store's tables (SQLite file or PostgreSQL database).",
+  async run(args, io) {
+    const { values } = parseCommandArgs(
+      this,
+      args,
+      { db: { type: "string" }, json: { type: "boolean" } },
+      { min: 0, max: 0 },
+    );
+    if (values.db === undefined) throw usageError(this, "--db is required");
+    let location: DatabaseLocation;
+    try {
+      location = parseDatabaseLocation(values.db);
+    } catch (error) {
+      throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
+    }
+    if (location.dialect === "sqlite") {
+      const path = location.path === ":memory:" ? location.path : resolve(io.cwd, location.path);
+      const folder = dirname(path);
+      if (path !== ":memory:" && !(existsSync(folder) && statSync(folder).isDirectory())) {
+        throw new VerbatimError("path_not_found", `the folder of ${location.path} does not exist`, {
+          where: folder,
+          hint: "Create the folder first; the SQLite file itself is created when missing",
+        });
+      }
+      location = { dialect: "sqlite", path };
+    }
+    const database = await openDatabase(location, { poolSize: 1 });
+    try {
+      const report = await migrateDatabase(database);
+      const where = describeLocation(location);
+      if (values.json === true) {
+        io.stdout(
+          JSON.stringify({
+            database: where,
+            dialect: location.dialect,
+            applied: report.applied,
+            current: report.current,
+          }) + "\n",
+        );
+      } else if (report.applied.length === 0) {
+        io.stdout(`${where}: up to date (${report.current.length} migrations)\n`);
+      } else {
+        io.stdout(
+          `${where}: applied ${report.applied.length} migration(s): ${report.applied.join(", ")}\n`,
+        );
+      }
+      return EXIT_OK;
+    } finally {
+      await database.close();
+    }
+  },
+};

@@ -1,0 +1,242 @@
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { VerbatimError, sha256Hex } from "verbatim-llm/core";
+import type { Message } from "verbatim-llm/history";
+import {
+  CONVERSATION_SOURCES,
+  acceptsFile,
+  importConversationFile,
+  leftOutTotals,
+  listSourceFiles,
+  type ConversationSource,
+  type FileAccount,
+  type ImportedConversation,
+  type LeftOutEntry,
+} from "verbatim-llm/interop";
+import {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  parseCommandArgs,
+  usageError,
+  type CliIO,
+  type Command,
+} from "verbatim-llm/cli";
+import { GatewayMessageStore } from "../../gateway/message-store.js";
+import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
+import { openDatabase } from "../../store/database.js";
+import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
+import { migrateDatabase } from "../../store/migrate.js";
+
+/** What happened to one conversation in the store. */
+export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
+
+export interface ChainImport {
+  readonly name: string;
+  readonly sourceId: string;
+  readonly file: string;
+  readonly outcome: ChainOutcome;
+  readonly reason?: string;
+  readonly conversationId?: string;
+  readonly lastMessageId?: string;
+  readonly messages: number;
+}
+
+/** The idempotency key of one write of an imported chain: the source, its id, the part, the content. */
+function writeKey(
+  imported: ImportedConversation,
+  part: number,
+  messages: readonly Message[],
+): string {
+  const digest = sha256Hex(
+    `${imported.source}\u0000${imported.sourceId}\u0000${part}\u0000${JSON.stringify(messages)}`,
+  );
+  return `import-${digest.slice(0, 48)}`;
+}
+
+/**
+ * Appends an imported conversation's history to the store as one chain (B4), in writes of at
+ * most the store's limit, each with an idempotency key made of the source, its id and the
+ * content: re-running the import writes nothing; a session that grew continues its chain (a
+ * last write that changed becomes a fork beside the earlier one, as a retry would).
+ */
+export async function appendImportedChain(
+  store: GatewayMessageStore,
+  subject: string,
+  imported: ImportedConversation,
+  startedAt: string,
+): Promise<ChainImport> {
+  const base = { name: imported.name, sourceId: imported.sourceId, file: imported.file };
+  const history = imported.conversation.history;
+  if (history.length === 0) {
+    return {
+      ...base,
+      outcome: "empty",
+      reason: "the conversation has no history to append",
+      messages: 0,
+    };
+  }
+  const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
+  let previous: string | null = null;
+  let conversationId: string | undefined;
+  let written = 0;
+  for (let part = 0; part * size < history.length; part++) {
+    const chunk = history.slice(part * size, (part + 1) * size);
+    const stored = await store.appendMessages(subject, {
+      previousMessageId: previous,
+      messages: chunk.map((message) => ({ role: message.role, content: message.content })),
+      idempotencyKey: writeKey(imported, part, chunk),
+      ...(part === 0
+        ? {
+            conversationMetadata: {
+              source: imported.source,
+              source_id: imported.sourceId.slice(0, 200),
+              file: basename(imported.file).slice(0, 200),
+            },
+          }
+        : {}),
+    });
+    const last = stored[stored.length - 1];
+    if (last === undefined) break;
+    previous = last.id;
+    conversationId = last.conversationId;
+    for (const message of stored) if (message.createdAt >= startedAt) written++;
+  }
+  return {
+    ...base,
+    outcome: written === 0 ? "unchanged" : written === history.length ? "imported" : "extended",
+    ...(conversationId === undefined ? {} : { conversationId }),
+    ...(previous === null ? {} : { lastMessageId: previous }),
+    messages: history.length,
+  };
+}
+
+export interface DatabaseImportReport {
+  readonly source: ConversationSource;
+  readonly database: string;
+  readonly subject: string;
+  readonly files: readonly FileAccount[];
+  readonly conversations: readonly ChainImport[];
+  readonly leftOut: readonly LeftOutEntry[];
+  readonly unreadableFiles: readonly { readonly file: string; readonly reason: string }[];
+}
+
+/**
+ * `verbatim import claude-code|codex <path…> --into sqlite:<file> | postgres://… --subject S`:
+ * each conversation becomes one chain of the subject in the gateway store (docs/interop.md).
+ * The database is migrated first, as `verbatim serve` does.
+ */
+export const importDatabase: Command = {
+  words: ["import"],
+  usage:
+    "claude-code|codex <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--json]",
+  summary:
+    "Import Claude Code or Codex sessions into the gateway store, one chain per conversation.",
+  async run(args, io) {
+    const { positionals, values } = parseCommandArgs(
+      this,
+      args,
+      { into: { type: "string" }, subject: { type: "string" }, json: { type: "boolean" } },
+      { min: 2, max: Number.MAX_SAFE_INTEGER },
+    );
+    const [source = "", ...paths] = positionals;
+    if (!(CONVERSATION_SOURCES as readonly string[]).includes(source)) {
+      throw usageError(
+        this,
+        `a database takes ${CONVERSATION_SOURCES.join(" or ")} (as chains), not ${JSON.stringify(source)}`,
+      );
+    }
+    const into = values.into ?? "";
+    const subject = values.subject;
+    if (subject === undefined || subject === "")
+      throw usageError(this, "--subject is required with a database target");
+    const text = into.startsWith("sqlite:") ? into.slice("sqlite:".length) : into;
+    let location;
+    try {
+      location = parseDatabaseLocation(text);
+    } catch (error) {
+      throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
+    }
+    const conversationSource = source as ConversationSource;
+    const files = await listSourceFiles(io.cwd, paths, (name) =>
+      acceptsFile(conversationSource, name),
+    );
+    const database = await openDatabase(location, { poolSize: 1 });
+    try {
+      await migrateDatabase(database);
+      const store = new GatewayMessageStore(database);
+      const startedAt = store.now();
+      const report: DatabaseImportReport = {
+        source: conversationSource,
+        database: describeLocation(location),
+        subject,
+        files: [],
+        conversations: [],
+        leftOut: [],
+        unreadableFiles: [],
+      };
+      for (const file of files) {
+        let bytes: Uint8Array;
+        try {
+          bytes = await readFile(file);
+        } catch (error) {
+          (report.unreadableFiles as { file: string; reason: string }[]).push({
+            file,
+            reason: (error as NodeJS.ErrnoException).code ?? String(error),
+          });
+          continue;
+        }
+        const result = await importConversationFile(conversationSource, file, bytes);
+        (report.files as FileAccount[]).push(result.account);
+        (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
+        for (const imported of result.conversations) {
+          let outcome: ChainImport;
+          try {
+            outcome = await appendImportedChain(store, subject, imported, startedAt);
+          } catch (error) {
+            if (!(error instanceof VerbatimError)) throw error;
+            outcome = {
+              name: imported.name,
+              sourceId: imported.sourceId,
+              file,
+              outcome: "refused",
+              reason: error.describe(),
+              messages: 0,
+            };
+          }
+          (report.conversations as ChainImport[]).push(outcome);
+        }
+      }
+      if (values.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else writeSummary(report, io);
+      const failed =
+        report.unreadableFiles.length > 0 ||
+        report.conversations.some((entry) => entry.outcome === "refused");
+      return failed ? EXIT_CHECK_FAILED : EXIT_OK;
+    } finally {
+      await database.close();
+    }
+  },
+};
+
+function writeSummary(report: DatabaseImportReport, io: CliIO): void {
+  const count = (outcome: ChainOutcome): number =>
+    report.conversations.filter((entry) => entry.outcome === outcome).length;
+  const lines = [
+    `${report.files.length} file(s) into ${report.database} for ${report.subject}`,
+    `imported ${count("imported")}, extended ${count("extended")}, skipped as already imported ${count("unchanged")}, without history ${count("empty")}, refused ${count("refused")}`,
+  ];
+  for (const entry of report.conversations) {
+    if (entry.outcome === "refused") lines.push(`  refused ${entry.name}: ${entry.reason ?? ""}`);
+  }
+  for (const file of report.unreadableFiles)
+    lines.push(`  unreadable ${file.file}: ${file.reason}`);
+  const totals = leftOutTotals(report.leftOut);
+  if (totals.length > 0) {
+    lines.push("left out (each reported; --json lists every file and line):");
+    for (const entry of totals)
+      lines.push(
+        `  ${entry.what}: ${entry.lines} line(s) in ${entry.files} file(s): ${entry.reason}`,
+      );
+  }
+  io.stdout(`${lines.join("\n")}\n`);
+}

@@ -1,0 +1,13 @@
+import type { Command, ServerCommandName } from "verbatim-llm/cli";
+
+/**
+ * The commands this package adds to `verbatim`, each loaded only when it runs. The library's
+ * command line finds them here (verbatim-llm-server/cli).
+ */
+export const serverCommands: Readonly<Record<ServerCommandName, () => Promise<Command>>> = {
+  serve: async () => (await import("./commands/serve.js")).serve,
+  "keys create": async () => (await import("./commands/keys.js")).keysCreate,
+  "keys revoke": async () => (await import("./commands/keys.js")).keysRevoke,
+  "db migrate": async () => (await import("./commands/db-migrate.js")).dbMigrate,
+  "import database": async () => (await import("./commands/import-database.js")).importDatabase,
+};

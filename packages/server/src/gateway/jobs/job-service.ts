@@ -1,0 +1,409 @@
+import { z } from "zod";
+import { VerbatimError } from "verbatim-llm/core";
+import type { JsonValue } from "verbatim-llm/core";
+import type { StoreDatabase } from "../../store/database.js";
+import { findConversation } from "../../store/repositories/gateway-conversations.js";
+import {
+  findJob,
+  findTurn,
+  insertJob,
+  insertTurn,
+  listTurns,
+  lockJob,
+  lockTurn,
+  updateJob,
+  type JobRow,
+  type TurnRow,
+} from "../../store/repositories/background-jobs.js";
+import { listJobItems, type TurnItemRow } from "../../store/repositories/background-job-items.js";
+import { isUniqueViolation } from "../../store/errors.js";
+import type { StoreSchema } from "../../store/schema.js";
+import { inTransaction } from "../../store/transaction.js";
+import { projectTrajectoryToChatML } from "verbatim-llm/trajectory";
+import { modelVisibleTrajectory } from "verbatim-llm/trajectory";
+import { defaultSanitizer, type Sanitizer } from "verbatim-llm/trajectory";
+import type { ChatMLTrajectory, ModelVisibleTrajectory } from "verbatim-llm/trajectory";
+import { newId } from "../ids.js";
+import { isStorableText } from "verbatim-llm/core";
+import {
+  checkCallerMetadata,
+  checkStoredText,
+  idSchema,
+  parseOrThrow,
+  subjectSchema,
+} from "../validation.js";
+import { claimWakeEvents, closeRunningTurns, endJob, type WakeClaim } from "./job-end.js";
+import { notFound, stateConflict } from "./job-errors.js";
+import {
+  appendFresh,
+  inInputOrder,
+  prepareItems,
+  requireClientKeys,
+  reserveAndAppend,
+  splitExisting,
+} from "./job-items.js";
+import { jobFromRow, storedItemFromRow, turnFromRow } from "./job-rows.js";
+import type {
+  BackgroundAgentJob,
+  JobTurn,
+  StoredJobTrajectory,
+  TurnItemInput,
+  TurnStatus,
+  WakeEvent,
+} from "./job-types.js";
+import type { Kysely } from "kysely";
+import type { StoredTurnItem } from "verbatim-llm/trajectory";
+
+export interface BackgroundAgentJobsOptions {
+  /** Runs on every appended item (default: the default rules of src/trajectory). */
+  readonly sanitizer?: Sanitizer;
+  readonly now?: () => Date;
+}
+
+export const MAX_RETRY_BUDGET = 100;
+
+const createJobSchema = z.strictObject({
+  conversationId: idSchema,
+  retryBudget: z.int().min(0).max(MAX_RETRY_BUDGET),
+  metadata: z.unknown().optional(),
+});
+
+/**
+ * Background agent jobs over one database (SPEC B7, B8, B11, B13): a job belongs to a subject
+ * and reports to one gateway conversation; its turns hold an append-only stream of sanitized
+ * items; its retry budget bounds its attempts; it is never compressed; when it ends it emits
+ * one wake event carrying its result to the owning conversation. Jobs never write the
+ * conversation's messages: the only gateway table they touch is `ai_gateway_conversations`,
+ * read once to check that the owning conversation exists.
+ */
+export class BackgroundAgentJobs {
+  readonly database: StoreDatabase;
+  readonly #sanitizer: Sanitizer;
+  readonly #now: () => Date;
+
+  constructor(database: StoreDatabase, options: BackgroundAgentJobsOptions = {}) {
+    this.database = database;
+    this.#sanitizer = options.sanitizer ?? defaultSanitizer;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  #time(): string {
+    return this.#now().toISOString();
+  }
+
+  #write<T>(work: (db: Kysely<StoreSchema>) => Promise<T>): Promise<T> {
+    return inTransaction(this.database, work);
+  }
+
+  async createJob(
+    subjectUid: string,
+    input: { conversationId: string; retryBudget: number; metadata?: Record<string, string> },
+  ): Promise<BackgroundAgentJob> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const request = parseOrThrow(createJobSchema, input, "");
+    const metadata = checkCallerMetadata(request.metadata, "metadata");
+    // An id that breaks the stored-text rule names no conversation: none is looked up.
+    const conversation = isStorableText(request.conversationId)
+      ? await findConversation(this.database.db, subject, request.conversationId)
+      : undefined;
+    if (conversation === undefined) {
+      throw new VerbatimError(
+        "gateway_conversation_not_found",
+        `no conversation ${request.conversationId} for this subject`,
+        {
+          where: "conversationId",
+          hint: "A job reports to an existing conversation of its subject",
+        },
+      );
+    }
+    const now = this.#time();
+    const row: JobRow = {
+      id: newId("job"),
+      subject_uid: subject,
+      conversation_id: request.conversationId,
+      status: "queued",
+      retry_budget: request.retryBudget,
+      attempts: 0,
+      metadata: JSON.stringify(metadata),
+      result: null,
+      created_at: now,
+      updated_at: now,
+      ended_at: null,
+    };
+    await insertJob(this.database.db, row);
+    return jobFromRow(row);
+  }
+
+  async getJob(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
+    return jobFromRow(await this.#job(this.database.db, subjectUid, jobId, false));
+  }
+
+  async #job(db: Kysely<StoreSchema>, subjectUid: string, jobId: string, lock: boolean) {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, jobId, "jobId");
+    if (!isStorableText(id)) throw notFound("job", id);
+    const row = lock ? await lockJob(db, subject, id) : await findJob(db, subject, id);
+    if (row === undefined) throw notFound("job", id);
+    return row;
+  }
+
+  async #turn(db: Kysely<StoreSchema>, subjectUid: string, turnId: string, lock: boolean) {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, turnId, "turnId");
+    if (!isStorableText(id)) throw notFound("turn", id);
+    const row = lock ? await lockTurn(db, subject, id) : await findTurn(db, subject, id);
+    if (row === undefined) throw notFound("turn", id);
+    return row;
+  }
+
+  /** Starts the next attempt: queued → running. Refused past the retry budget (B13). */
+  async startAttempt(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
+    return this.#write(async (db) => {
+      const job = await this.#job(db, subjectUid, jobId, true);
+      if (job.attempts >= job.retry_budget + 1) {
+        throw new VerbatimError(
+          "job_retry_budget_exhausted",
+          `job ${job.id} has used all ${job.attempts} attempts its retry budget of ${job.retry_budget} allows`,
+          { where: `job ${job.id}` },
+        );
+      }
+      if (job.status !== "queued")
+        throw stateConflict(`job ${job.id} is ${job.status}, not queued`);
+      const now = this.#time();
+      const changes = { status: "running", attempts: job.attempts + 1, updated_at: now };
+      await updateJob(db, job.subject_uid, job.id, changes);
+      return jobFromRow({ ...job, ...changes });
+    });
+  }
+
+  /**
+   * Ends the running attempt as failed: the job is queued for another attempt while its retry
+   * budget allows, else it fails and emits its wake event.
+   */
+  async failAttempt(subjectUid: string, jobId: string, error: string): Promise<BackgroundAgentJob> {
+    checkStoredText(String(error), "error");
+    return this.#write(async (db) => {
+      const job = await this.#job(db, subjectUid, jobId, true);
+      if (job.status !== "running")
+        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
+      await closeRunningTurns(db, job, this.#time(), "failed");
+      if (job.attempts < job.retry_budget + 1) {
+        const changes = { status: "queued", updated_at: this.#time() };
+        await updateJob(db, job.subject_uid, job.id, changes);
+        return jobFromRow({ ...job, ...changes });
+      }
+      return endJob(db, job, this.#time(), "failed", null, String(error));
+    });
+  }
+
+  /** Ends the job as succeeded with its result, and emits the wake event (B11). */
+  async completeJob(
+    subjectUid: string,
+    jobId: string,
+    result: JsonValue,
+  ): Promise<BackgroundAgentJob> {
+    checkStoredText(result, "result");
+    return this.#write(async (db) => {
+      const job = await this.#job(db, subjectUid, jobId, true);
+      if (job.status !== "running")
+        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
+      await closeRunningTurns(db, job, this.#time(), "completed");
+      return endJob(db, job, this.#time(), "succeeded", result, null);
+    });
+  }
+
+  /** Cancels a job that has not ended, and emits the wake event. */
+  async cancelJob(
+    subjectUid: string,
+    jobId: string,
+    reason = "cancelled",
+  ): Promise<BackgroundAgentJob> {
+    checkStoredText(reason, "reason");
+    return this.#write(async (db) => {
+      const job = await this.#job(db, subjectUid, jobId, true);
+      if (["succeeded", "failed", "cancelled"].includes(job.status)) {
+        throw stateConflict(`job ${job.id} already ended: ${job.status}`);
+      }
+      await closeRunningTurns(db, job, this.#time(), "cancelled");
+      return endJob(db, job, this.#time(), "cancelled", null, reason);
+    });
+  }
+
+  /** Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items. */
+  async startTurn(
+    subjectUid: string,
+    jobId: string,
+    items: readonly TurnItemInput[] = [],
+  ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
+    const prepared = prepareItems(items, this.#sanitizer, "items");
+    return this.#write(async (db) => {
+      const job = await this.#job(db, subjectUid, jobId, true);
+      if (job.status !== "running")
+        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
+      const turns = await listTurns(db, job.subject_uid, job.id);
+      const now = this.#time();
+      const turn: TurnRow = {
+        id: newId("turn"),
+        subject_uid: job.subject_uid,
+        job_id: job.id,
+        turn_index: turns.length,
+        attempt: job.attempts,
+        revision: 1,
+        status: "running",
+        item_count: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      await insertTurn(db, turn);
+      const rows = await appendFresh(db, turn, prepared, now);
+      return {
+        turn: turnFromRow({ ...turn, item_count: rows.length }),
+        items: rows.map(storedItemFromRow),
+      };
+    });
+  }
+
+  /**
+   * Appends items to a running turn (B7, B8) at the next positions, with the turn's current
+   * revision. A key the turn already holds returns the stored row when the item is the same and
+   * is `trajectory_item_key_conflict` when it differs; nothing is written then.
+   */
+  async appendItems(
+    subjectUid: string,
+    turnId: string,
+    items: readonly TurnItemInput[],
+  ): Promise<StoredTurnItem[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, turnId, "turnId");
+    const prepared = prepareItems(items, this.#sanitizer, "items");
+    if (!isStorableText(id)) throw notFound("turn", id);
+    return this.#writeRetryingOnKeyRace(async (db) => {
+      // Ownership first: another subject's turn is answered as a missing one (no oracle).
+      const { existing, fresh } = await splitExisting(db, subject, id, prepared, "items");
+      let appended: TurnItemRow[] = [];
+      if (fresh.length > 0) {
+        const rows = await reserveAndAppend(db, subject, id, fresh, this.#time());
+        if (rows === undefined) {
+          const turn = await this.#turn(db, subject, id, false);
+          throw stateConflict(`turn ${turn.id} is ${turn.status}; steer it to prompt it again`);
+        }
+        appended = rows;
+      } else if (existing.size === 0) {
+        await this.#turn(db, subject, id, false);
+      }
+      return inInputOrder(prepared, existing, appended).map(storedItemFromRow);
+    });
+  }
+
+  /** A write transaction, run again (up to 3 times) when a concurrent append of the same new
+   *  item key won the race: the next run finds the stored item. */
+  async #writeRetryingOnKeyRace<T>(work: (db: Kysely<StoreSchema>) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#write(work);
+      } catch (error) {
+        if (attempt >= 3 || !isUniqueViolation(error)) throw error;
+      }
+    }
+  }
+
+  /**
+   * Steers a turn, or prompts a finished one again (B8): raises its revision, marks it running
+   * and appends the caller's messages (`client:` keys) at the new revision. Stored items are
+   * never rewritten. Repeating a steer whose items are all stored changes nothing.
+   */
+  async steerTurn(
+    subjectUid: string,
+    turnId: string,
+    items: readonly TurnItemInput[],
+  ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
+    const prepared = prepareItems(items, this.#sanitizer, "items");
+    requireClientKeys(prepared);
+    return this.#writeRetryingOnKeyRace(async (db) => {
+      const turn = await this.#turn(db, subjectUid, turnId, true);
+      const job = await this.#job(db, turn.subject_uid, turn.job_id, false);
+      const { existing, fresh } = await splitExisting(
+        db,
+        turn.subject_uid,
+        turn.id,
+        prepared,
+        "items",
+      );
+      if (fresh.length === 0) {
+        return {
+          turn: turnFromRow(turn),
+          items: inInputOrder(prepared, existing, []).map(storedItemFromRow),
+        };
+      }
+      if (job.status !== "running")
+        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
+      const now = this.#time();
+      const revised = { ...turn, revision: turn.revision + 1, status: "running", updated_at: now };
+      await db
+        .updateTable("background_agent_job_turns")
+        .set({ revision: revised.revision, status: "running", updated_at: now })
+        .where("id", "=", turn.id)
+        .execute();
+      const appended = await appendFresh(db, revised, fresh, now);
+      return {
+        turn: turnFromRow({ ...revised, item_count: turn.item_count + appended.length }),
+        items: inInputOrder(prepared, existing, appended).map(storedItemFromRow),
+      };
+    });
+  }
+
+  /** Ends a running turn. */
+  async finishTurn(
+    subjectUid: string,
+    turnId: string,
+    status: Exclude<TurnStatus, "running">,
+  ): Promise<JobTurn> {
+    return this.#write(async (db) => {
+      const turn = await this.#turn(db, subjectUid, turnId, true);
+      if (turn.status !== "running")
+        throw stateConflict(`turn ${turn.id} is ${turn.status}, not running`);
+      const changes = { status, updated_at: this.#time() };
+      await db
+        .updateTable("background_agent_job_turns")
+        .set(changes)
+        .where("id", "=", turn.id)
+        .execute();
+      return turnFromRow({ ...turn, ...changes });
+    });
+  }
+
+  /** The job's stored trajectory: its turns in order and every row (B7). */
+  async readTrajectory(subjectUid: string, jobId: string): Promise<StoredJobTrajectory> {
+    const job = await this.#job(this.database.db, subjectUid, jobId, false);
+    const [turns, items] = await Promise.all([
+      listTurns(this.database.db, job.subject_uid, job.id),
+      listJobItems(this.database.db, job.subject_uid, job.id),
+    ]);
+    return {
+      job: jobFromRow(job),
+      turns: turns.map(turnFromRow),
+      rows: items.map(storedItemFromRow),
+    };
+  }
+
+  /** The job's trajectory as ChatML (B9); turns without rows are empty turns. */
+  async chatmlTrajectory(subjectUid: string, jobId: string): Promise<ChatMLTrajectory> {
+    const stored = await this.readTrajectory(subjectUid, jobId);
+    return projectTrajectoryToChatML(stored.rows, {
+      turnOrder: stored.turns.map((turn) => turn.id),
+    });
+  }
+
+  /** What the model sees of the job's trajectory (B12). */
+  async modelVisibleTrajectory(subjectUid: string, jobId: string): Promise<ModelVisibleTrajectory> {
+    return modelVisibleTrajectory(await this.chatmlTrajectory(subjectUid, jobId));
+  }
+
+  /**
+   * Claims up to `limit` unclaimed wake events for `consumer`: each event is claimed exactly
+   * once, however many consumers claim at the same time (B11).
+   */
+  async claimWakeEvents(input: WakeClaim): Promise<WakeEvent[]> {
+    return claimWakeEvents(this.database, input, this.#time());
+  }
+}

@@ -1,0 +1,514 @@
+import { VerbatimError } from "verbatim-llm/core";
+import type { Block, Role } from "verbatim-llm/history";
+import type { StoreDatabase } from "../store/database.js";
+import {
+  findConversation,
+  insertConversation,
+} from "../store/repositories/gateway-conversations.js";
+import { newId } from "./ids.js";
+import {
+  findAnchor,
+  findMessageRow,
+  findMessageRows,
+  finishMessageRow,
+  listContinuationIds,
+  listConversationRows,
+  readChainRows,
+  type AnchorRow,
+  type MessageRow,
+} from "../store/repositories/gateway-messages.js";
+import { inTransaction } from "../store/transaction.js";
+import { appendChain, type AppendPlan } from "./append.js";
+import {
+  prepareAppend,
+  type AppendInput,
+  type AppendMessageInput,
+  type PreparedAppend,
+} from "./prepare-append.js";
+import { requestFingerprint, type IdempotentOperation } from "./idempotency.js";
+import type {
+  CallerMetadata,
+  FinalStatus,
+  GatewayConversation,
+  GatewayFacts,
+  GatewayMessage,
+  GatewayMessageMetadata,
+  RequestSettings,
+} from "./message-types.js";
+import { MessageCache } from "./message-cache.js";
+import { conversationNotFound, messageNotFound } from "./not-found.js";
+import {
+  conversationFromRow,
+  messageFromChainRow,
+  messageFromRow,
+  messageFromWrittenRow,
+  parseStoredMetadata,
+  requestSettingsFromRow,
+} from "./rows.js";
+import {
+  DEFAULT_GATEWAY_LIMITS,
+  checkCallerMetadata,
+  finalStatusSchema,
+  idSchema,
+  parseBlocks,
+  parseGatewayFacts,
+  parseOrThrow,
+  serializeContent,
+  subjectSchema,
+  type GatewayLimits,
+} from "./validation.js";
+import { z } from "zod";
+
+export type { AppendInput, AppendMessageInput, PreparedAppend } from "./prepare-append.js";
+
+export interface FinishInput {
+  readonly status: FinalStatus;
+  /** The final content; the content written at start is kept when absent. */
+  readonly content?: readonly Block[];
+  /** Facts known at the end (usage, provider response id), merged over those given at start. */
+  readonly gateway?: GatewayFacts;
+}
+
+/** The model-visible context of an anchor: its chain from the start or the last summary. */
+export interface MessageContext {
+  readonly anchor: GatewayMessage;
+  /** Oldest first; the last one is the anchor. */
+  readonly messages: readonly GatewayMessage[];
+}
+
+export interface GatewayMessageStoreOptions {
+  readonly limits?: Partial<GatewayLimits>;
+  /**
+   * Bytes of parsed final messages kept in memory for context reads (default 64 MiB; 0 turns
+   * the cache off). A final message never changes, so the cache is safe with several
+   * processes on one database.
+   */
+  readonly cacheBytes?: number;
+  /** The clock (tests). */
+  readonly now?: () => Date;
+}
+
+const DEFAULT_CACHE_BYTES = 64 * 1024 * 1024;
+/** In_progress messages remembered for a one-statement finish (the oldest are forgotten). */
+const MAX_REMEMBERED_STARTS = 10_000;
+
+/**
+ * The gateway's conversation message store (SPEC B1, B3–B6, B13) over one database: chains of
+ * messages with forks, their lifecycle, their context, scoped to one subject per call.
+ */
+export class GatewayMessageStore {
+  readonly database: StoreDatabase;
+  readonly limits: GatewayLimits;
+  readonly #now: () => Date;
+  readonly #cache: MessageCache;
+  readonly #started = new Map<
+    string,
+    {
+      readonly message: GatewayMessage;
+      readonly branchId: string;
+      readonly contextStartDepth: number;
+      readonly contentText: string;
+    }
+  >();
+
+  constructor(database: StoreDatabase, options: GatewayMessageStoreOptions = {}) {
+    this.database = database;
+    this.limits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
+    this.#now = options.now ?? (() => new Date());
+    this.#cache = new MessageCache(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+  }
+
+  /** An in_progress message this store wrote, so that finishing it takes one statement. */
+  #rememberStarted(message: GatewayMessage, row: MessageRow): void {
+    // A copy: the caller owns the returned message and may change it.
+    this.#started.set(message.id, {
+      message: structuredClone(message),
+      branchId: row.branch_id,
+      contextStartDepth: row.context_start_depth,
+      contentText: row.content,
+    });
+    for (const id of this.#started.keys()) {
+      if (this.#started.size <= MAX_REMEMBERED_STARTS) break;
+      this.#started.delete(id);
+    }
+  }
+
+  /** Keeps a final message read or written with its row (the cache refuses in_progress ones). */
+  #cacheRow(
+    message: GatewayMessage,
+    row: Pick<MessageRow, "branch_id" | "context_start_depth" | "content" | "metadata">,
+  ): void {
+    this.#cache.add(
+      message,
+      row.branch_id,
+      row.context_start_depth,
+      row.content.length + row.metadata.length,
+    );
+  }
+
+  /** What the message cache holds now (messages and counted bytes). */
+  cacheStats(): { readonly messages: number; readonly bytes: number } {
+    return { messages: this.#cache.size, bytes: this.#cache.bytes };
+  }
+
+  now(): string {
+    return this.#now().toISOString();
+  }
+
+  /** Creates an empty conversation; its first chain starts with an append without anchor. */
+  async createConversation(
+    subjectUid: string,
+    input: { readonly metadata?: CallerMetadata } = {},
+  ): Promise<GatewayConversation> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const row = {
+      id: newId("conv"),
+      subject_uid: subject,
+      created_at: this.now(),
+      metadata: JSON.stringify(checkCallerMetadata(input.metadata, "metadata")),
+    };
+    await insertConversation(this.database.db, row);
+    return conversationFromRow(row);
+  }
+
+  /** Appends messages as a chain continuing `previousMessageId` (B4). */
+  async appendMessages(subjectUid: string, input: AppendInput): Promise<GatewayMessage[]> {
+    return this.appendPrepared(this.prepareAppend(subjectUid, input));
+  }
+
+  /**
+   * Every check of `appendMessages` that needs no database (the subject, each message's
+   * content, metadata, gateway facts and request settings, the limits), with the JSON text
+   * ready to write. A write refused here refuses before anything else is done: a caller that
+   * also calls a model checks the write first, so a refused request never reaches the model.
+   */
+  prepareAppend(subjectUid: string, input: AppendInput): PreparedAppend {
+    return prepareAppend(subjectUid, input, this.limits);
+  }
+
+  /** Writes an append `prepareAppend` checked (B4). */
+  async appendPrepared(prepared: PreparedAppend): Promise<GatewayMessage[]> {
+    const { subjectUid: subject, request, conversationMetadata } = prepared;
+    const now = this.#now();
+    const messages = prepared.messages.map((message, index) => {
+      const lease = prepared.leases[index];
+      return lease === undefined
+        ? message
+        : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
+    });
+    return this.runAppend(
+      {
+        subjectUid: subject,
+        conversationId: request.conversationId,
+        previousMessageId: request.previousMessageId,
+        messages,
+        conversationMetadata,
+        now: now.toISOString(),
+        ...this.#knownAnchor(subject, request.previousMessageId),
+      },
+      request.idempotencyKey,
+      "append",
+      { ...request, messages: prepared.messages },
+    );
+  }
+
+  /**
+   * The anchor facts of a final message of this subject the cache holds: messages are never
+   * deleted and a final message never changes, so they spare reading its row again.
+   */
+  #knownAnchor(subject: string, id: string | null): { readonly knownAnchor?: AnchorRow } {
+    if (id === null) return {};
+    const entry = this.#cache.entry(id);
+    if (entry === undefined || entry.message.subjectUid !== subject) return {};
+    const { message } = entry;
+    return {
+      knownAnchor: {
+        id: message.id,
+        conversation_id: message.conversationId,
+        branch_id: entry.branchId,
+        depth: message.depth,
+        context_start_depth: entry.contextStartDepth,
+        status: message.status,
+      },
+    };
+  }
+
+  /**
+   * Appends with an idempotency key, when given, and returns the stored messages.
+   * @internal for the gateway's own services (compression); left out of the published types.
+   */
+  async runAppend(
+    plan: Omit<AppendPlan, "idempotency">,
+    idempotencyKey: string | undefined,
+    operation: IdempotentOperation,
+    fingerprintOf: unknown,
+  ): Promise<GatewayMessage[]> {
+    const outcome = await appendChain(this.database, {
+      ...plan,
+      ...(idempotencyKey === undefined
+        ? {}
+        : {
+            idempotency: {
+              key: idempotencyKey,
+              operation,
+              fingerprint: requestFingerprint(operation, fingerprintOf),
+            },
+          }),
+    });
+    if (!outcome.replayed) {
+      return outcome.rows.map((row, index) => {
+        const prepared = plan.messages[index];
+        if (prepared === undefined) throw new Error("append stored more rows than messages");
+        const message = messageFromWrittenRow(row, prepared);
+        if (message.status === "in_progress") this.#rememberStarted(message, row);
+        else this.#cacheRow(message, row);
+        return message;
+      });
+    }
+    const rows = await findMessageRows(
+      this.database.db,
+      plan.subjectUid,
+      outcome.result.messageIds,
+    );
+    return rows.map(messageFromRow);
+  }
+
+  /**
+   * Starts a message (`in_progress`) continuing the anchor: written before the model answers,
+   * so a crash leaves a visible in_progress row, not a hole.
+   */
+  async startMessage(
+    subjectUid: string,
+    input: Omit<AppendInput, "messages"> & {
+      readonly message: Omit<AppendMessageInput, "status">;
+    },
+  ): Promise<GatewayMessage> {
+    const { message, ...rest } = input;
+    const [started] = await this.appendMessages(subjectUid, {
+      ...rest,
+      messages: [{ ...message, status: "in_progress" }],
+    });
+    if (started === undefined) throw new Error("append returned no message");
+    return started;
+  }
+
+  /** Gives an in_progress message its final status and content (its only update). */
+  async finishMessage(
+    subjectUid: string,
+    messageId: string,
+    input: FinishInput,
+  ): Promise<GatewayMessage> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, messageId, "messageId");
+    const status = parseOrThrow(finalStatusSchema, input.status, "status");
+    const content = input.content === undefined ? undefined : parseBlocks(input.content, "content");
+    const facts = parseGatewayFacts(input.gateway, "gateway");
+    const started = this.#started.get(id);
+    if (started !== undefined && started.message.subjectUid === subject) {
+      // Started by this store: its stored row is known, so one conditional UPDATE (its own
+      // durable commit) finishes it. When it updates nothing, the message was finished
+      // elsewhere meanwhile; the checked path below reports that.
+      this.#started.delete(id);
+      const { final, metadata } = this.#finalColumns(status, content, facts, {
+        contentText: started.contentText,
+        role: started.message.role,
+        metadata: started.message.metadata,
+      });
+      if (await finishMessageRow(this.database.db, subject, id, final)) {
+        const message: GatewayMessage = {
+          ...started.message,
+          status,
+          content: content ?? started.message.content,
+          metadata,
+          updatedAt: final.updated_at,
+        };
+        this.#cache.add(
+          message,
+          started.branchId,
+          started.contextStartDepth,
+          final.content.length + final.metadata.length,
+        );
+        return message;
+      }
+    }
+    const row = await inTransaction(this.database, async (trx) => {
+      const stored = await findMessageRow(trx, subject, id);
+      if (stored === undefined) throw messageNotFound(id);
+      if (stored.status !== "in_progress") {
+        throw new VerbatimError(
+          "gateway_message_not_in_progress",
+          `message ${id} is already ${stored.status}; a finished message never changes`,
+          { where: id, hint: "Read the message for its final state" },
+        );
+      }
+      const { final } = this.#finalColumns(status, content, facts, {
+        contentText: stored.content,
+        role: stored.role as Role,
+        metadata: parseStoredMetadata(stored, stored.metadata),
+      });
+      if (!(await finishMessageRow(trx, subject, id, final))) throw messageNotFound(id);
+      return { ...stored, ...final };
+    });
+    // Kept only once committed: a rolled-back finish leaves nothing behind.
+    const message = messageFromRow(row);
+    this.#cacheRow(message, row);
+    return message;
+  }
+
+  /**
+   * The columns a finish writes: the final status, the final content (the stored one when none
+   * is given) and the stored metadata with the gateway facts known at the end merged in.
+   */
+  #finalColumns(
+    status: FinalStatus,
+    content: readonly Block[] | undefined,
+    facts: GatewayFacts,
+    stored: {
+      readonly contentText: string;
+      readonly role: Role;
+      readonly metadata: GatewayMessageMetadata;
+    },
+  ) {
+    const metadata: GatewayMessageMetadata = {
+      caller: stored.metadata.caller,
+      gateway: { ...stored.metadata.gateway, ...facts },
+    };
+    const final = {
+      status,
+      content:
+        content === undefined
+          ? stored.contentText
+          : serializeContent(content, stored.role, this.limits, "content"),
+      metadata: JSON.stringify(metadata),
+      updated_at: this.now(),
+    };
+    return { final, metadata };
+  }
+
+  async getMessage(subjectUid: string, messageId: string): Promise<GatewayMessage> {
+    return messageFromRow(await this.#messageRow(subjectUid, messageId));
+  }
+
+  /**
+   * The request settings stored with a response message (`request` of its append); null when it
+   * has none (other messages, and responses stored before migration 0005).
+   */
+  async getRequestSettings(subjectUid: string, messageId: string): Promise<RequestSettings | null> {
+    return requestSettingsFromRow(await this.#messageRow(subjectUid, messageId));
+  }
+
+  /** A message and its request settings, from one read of its row. */
+  async getMessageWithRequest(
+    subjectUid: string,
+    messageId: string,
+  ): Promise<{ readonly message: GatewayMessage; readonly request: RequestSettings | null }> {
+    const row = await this.#messageRow(subjectUid, messageId);
+    return { message: messageFromRow(row), request: requestSettingsFromRow(row) };
+  }
+
+  /** A message's row, scoped to the subject; a missing one (or another subject's) is not found. */
+  async #messageRow(subjectUid: string, messageId: string): Promise<MessageRow> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, messageId, "messageId");
+    const row = await findMessageRow(this.database.db, subject, id);
+    if (row === undefined) throw messageNotFound(id);
+    return row;
+  }
+
+  async getConversation(subjectUid: string, conversationId: string): Promise<GatewayConversation> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, conversationId, "conversationId");
+    const row = await findConversation(this.database.db, subject, id);
+    if (row === undefined) throw conversationNotFound(id);
+    return conversationFromRow(row);
+  }
+
+  /**
+   * The model-visible context of an anchor (B4, B6): the chain from the anchor back to its
+   * start, or to the summary that replaced its past, oldest first.
+   */
+  async readContext(subjectUid: string, anchorId: string): Promise<MessageContext> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, anchorId, "anchorId");
+    const anchor = await this.#findAnchor(subject, id);
+    if (anchor === undefined) throw messageNotFound(id);
+    const messages = await this.#readChain(subject, anchor, anchor.context_start_depth);
+    const last = messages[messages.length - 1];
+    if (last === undefined || last.id !== id) throw messageNotFound(id);
+    return { anchor: last, messages };
+  }
+
+  /** The whole stored chain of an anchor back to its first message, summaries and all (audit). */
+  async readFullChain(subjectUid: string, anchorId: string): Promise<GatewayMessage[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const id = parseOrThrow(idSchema, anchorId, "anchorId");
+    const anchor = await this.#findAnchor(subject, id);
+    if (anchor === undefined) throw messageNotFound(id);
+    return this.#readChain(subject, anchor, 0);
+  }
+
+  /** A message's anchor facts: from the cache when it holds the message, else its row. */
+  async #findAnchor(subject: string, id: string): Promise<AnchorRow | undefined> {
+    return (
+      this.#knownAnchor(subject, id).knownAnchor ??
+      (await findAnchor(this.database.db, subject, id))
+    );
+  }
+
+  /**
+   * The chain ending at `anchor` from `fromDepth` on. The newest part comes from the cache as
+   * far back as it holds the chain (following previous ids, which never cross a chain, so never
+   * a subject); the older rest, if any, from one read of the database, whose final messages
+   * are cached for the next read.
+   */
+  async #readChain(
+    subject: string,
+    anchor: AnchorRow,
+    fromDepth: number,
+  ): Promise<GatewayMessage[]> {
+    const newest: GatewayMessage[] = [];
+    let id: string | null = anchor.id;
+    let depth = anchor.depth;
+    while (id !== null && depth >= fromDepth) {
+      const cached = this.#cache.get(id);
+      if (cached === undefined || cached.depth !== depth) break;
+      newest.push(cached);
+      id = cached.previousMessageId;
+      depth--;
+    }
+    newest.reverse();
+    if (depth < fromDepth || id === null) return newest;
+    const end = id === anchor.id ? anchor : await findAnchor(this.database.db, subject, id);
+    if (end === undefined) throw messageNotFound(anchor.id);
+    const older = await readChainRows(this.database.db, subject, end, fromDepth, (row) => {
+      const message = messageFromChainRow(row, subject, anchor.conversation_id);
+      this.#cacheRow(message, row);
+      return message;
+    });
+    return newest.length === 0 ? older : [...older, ...newest];
+  }
+
+  /** Every message of a conversation (all branches), in the order written, paged. */
+  async listMessages(
+    subjectUid: string,
+    conversationId: string,
+    page: { readonly limit?: number; readonly offset?: number } = {},
+  ): Promise<GatewayMessage[]> {
+    const conversation = await this.getConversation(subjectUid, conversationId);
+    const limit = parseOrThrow(z.int().min(1).max(10_000), page.limit ?? 1000, "limit");
+    const offset = parseOrThrow(z.int().min(0), page.offset ?? 0, "offset");
+    const rows = await listConversationRows(
+      this.database.db,
+      conversation.subjectUid,
+      conversation.id,
+      { limit, offset },
+    );
+    return rows.map(messageFromRow);
+  }
+
+  /** The ids of the messages that continue a message: more than one means forks. */
+  async listContinuations(subjectUid: string, messageId: string): Promise<string[]> {
+    const message = await this.getMessage(subjectUid, messageId);
+    return listContinuationIds(this.database.db, message.subjectUid, message.id);
+  }
+}

@@ -1,0 +1,125 @@
+import { randomBytes } from "node:crypto";
+import { VerbatimError } from "verbatim-llm/core";
+import { sha256Hex } from "verbatim-llm/core";
+import type { StoreDatabase } from "../store/index.js";
+import { queryTemplate } from "../store/query-template.js";
+
+/**
+ * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its
+ * SHA-256 is stored (`verbatim_api_keys`), so a copy of the database gives no usable key. Every
+ * request looks its key up, so a key created or revoked by another process (`verbatim keys`)
+ * counts at once.
+ */
+const KEY_PREFIX = "vbk_";
+const KEY_PATTERN = /^vbk_[A-Za-z0-9_-]{43}$/;
+
+export interface CreatedApiKey {
+  /** The key itself: shown once, never stored. */
+  readonly key: string;
+  readonly subjectUid: string;
+  readonly createdAt: string;
+}
+
+const SUBJECT_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
+export function checkSubjectUid(subjectUid: string): string {
+  if (!SUBJECT_PATTERN.test(subjectUid)) {
+    throw new VerbatimError("invalid_argument", "the subject uid is not valid", {
+      where: "--subject",
+      hint: "Use 1 to 200 printable ASCII characters without spaces",
+    });
+  }
+  return subjectUid;
+}
+
+export function looksLikeApiKey(text: string): boolean {
+  return KEY_PATTERN.test(text);
+}
+
+export async function createApiKey(
+  database: StoreDatabase,
+  subjectUid: string,
+): Promise<CreatedApiKey> {
+  checkSubjectUid(subjectUid);
+  const key = KEY_PREFIX + randomBytes(32).toString("base64url");
+  const createdAt = new Date().toISOString();
+  await database.db
+    .insertInto("verbatim_api_keys")
+    .values({
+      key_sha256: sha256Hex(key),
+      subject_uid: subjectUid,
+      key_prefix: key.slice(0, 10),
+      created_at: createdAt,
+      revoked_at: null,
+    })
+    .execute();
+  return { key, subjectUid, createdAt };
+}
+
+/**
+ * Marks the key revoked (the row stays, for audit). Unknown keys are `api_key_not_found`; a key
+ * revoked before keeps its first revocation time (`alreadyRevoked`).
+ */
+export async function revokeApiKey(
+  database: StoreDatabase,
+  key: string,
+): Promise<{
+  readonly subjectUid: string;
+  readonly revokedAt: string;
+  readonly alreadyRevoked: boolean;
+}> {
+  const hash = sha256Hex(key.trim());
+  const row = await database.db
+    .selectFrom("verbatim_api_keys")
+    .select(["subject_uid", "revoked_at"])
+    .where("key_sha256", "=", hash)
+    .executeTakeFirst();
+  if (row === undefined) {
+    throw new VerbatimError("api_key_not_found", "this key is not stored in the database", {
+      hint: "Check the key and the --db it was created in",
+    });
+  }
+  if (row.revoked_at !== null) {
+    return { subjectUid: row.subject_uid, revokedAt: row.revoked_at, alreadyRevoked: true };
+  }
+  const revokedAt = new Date().toISOString();
+  await database.db
+    .updateTable("verbatim_api_keys")
+    .set({ revoked_at: revokedAt })
+    .where("key_sha256", "=", hash)
+    .execute();
+  return { subjectUid: row.subject_uid, revokedAt, alreadyRevoked: false };
+}
+
+const keyQuery = queryTemplate<
+  [string],
+  { readonly subject_uid: string; readonly revoked_at: string | null }
+>((db, slot) =>
+  db
+    .selectFrom("verbatim_api_keys")
+    .select(["subject_uid", "revoked_at"])
+    .where("key_sha256", "=", slot(0)),
+);
+
+/**
+ * The subject a live key acts for; undefined for unknown, malformed or revoked keys. Reads the
+ * database every time (the server's lookups go through `openApiKeyLookup`).
+ */
+export async function subjectOfApiKey(
+  database: StoreDatabase,
+  key: string,
+): Promise<string | undefined> {
+  if (!looksLikeApiKey(key)) return undefined;
+  return subjectOfApiKeyHash(database, sha256Hex(key));
+}
+
+/** The subject of the live key with this SHA-256 (hex); undefined when unknown or revoked. */
+export async function subjectOfApiKeyHash(
+  database: StoreDatabase,
+  hash: string,
+): Promise<string | undefined> {
+  const { rows } = await keyQuery.run(database.db, hash);
+  const row = rows[0];
+  if (row === undefined || row.revoked_at !== null) return undefined;
+  return row.subject_uid;
+}

@@ -1,0 +1,258 @@
+import { randomUUID } from "node:crypto";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import { VerbatimError } from "verbatim-llm/core";
+import { GatewayMessageStore } from "../gateway/index.js";
+import type { StoreDatabase } from "../store/index.js";
+import { openApiKeyLookup } from "./api-key-cache.js";
+import { apiKeyAuth, operatorAuth } from "./auth.js";
+import { clientErrorHandler, frameworkErrorHandler, refuseExpectation } from "./client-errors.js";
+import { handleError, sendError } from "./errors.js";
+import {
+  DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+  FailedAuthenticationLimit,
+} from "./failed-authentication.js";
+import { checkFieldIds, checkPathIds } from "./id-shape.js";
+import { InFlightWork } from "./in-flight.js";
+import { openApiInfo } from "./openapi-info.js";
+import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
+import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { RouteTable } from "./route-table.js";
+import { registerCallerRoutes } from "./routes/caller.js";
+import { registerConsoleRoutes } from "./routes/console.js";
+import { registerHealthRoutes } from "./routes/health.js";
+import { registerWebRoutes } from "./routes/web.js";
+import {
+  checkingIntervalMs,
+  checkTimeouts,
+  DEFAULT_TIMEOUTS,
+  type ServerTimeouts,
+} from "./timeouts.js";
+import type { UpstreamConfig } from "./upstream/config.js";
+import { sharedComponentSchemas, swaggerTransform, zodValidatorCompiler } from "./zod-schemas.js";
+
+export interface ServerOptions {
+  /** An open, migrated store (src/store). The server does not close it. */
+  readonly database: StoreDatabase;
+  /** The bearer token of the operator console routes. */
+  readonly operatorToken: string;
+  /** Structured logs (pino); silent when absent. */
+  readonly logger?: FastifyBaseLogger;
+  /** Largest request body in bytes (default 8 MiB); larger bodies get 413. */
+  readonly bodyLimitBytes?: number;
+  /** Per-API-key rate limit (default 600 a minute, bursts of 100); `false` turns it off. */
+  readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Failed authentications per client address (default 20, then 20 a minute); over it, 429
+   * `authentication_rate_limited` for any credential. `false` turns it off.
+   */
+  readonly failedAuthenticationLimit?: RateLimitOptions | false;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, or
+   * `loopback`, `linklocal`, `uniquelocal`); by default the client is the connection's peer.
+   */
+  readonly trustedProxies?: readonly string[];
+  /** Header, body and idle timeouts (docs/server.md, "Timeouts"); defaults DEFAULT_TIMEOUTS. */
+  readonly timeouts?: Partial<ServerTimeouts>;
+  /** Upstream model providers for POST /v1/responses (default: none configured). */
+  readonly upstream?: UpstreamConfig;
+  /** The built console page (dist/web); `false` serves none. */
+  readonly webRoot?: string | false;
+  /**
+   * Bytes of parsed messages the server's message store keeps for context reads (default
+   * 64 MiB; 0 turns the cache off; docs/store.md, "Message cache").
+   */
+  readonly messageCacheBytes?: number;
+  /**
+   * Valid API keys kept in memory on PostgreSQL while the server hears of every key change
+   * (default on; docs/server.md, "API keys"); `false` reads each request's key.
+   */
+  readonly apiKeyCache?: boolean;
+}
+
+export const DEFAULT_MESSAGE_CACHE_MB = 64;
+
+export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perMinute: 600, burst: 100 };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The longest path segment the router reads (ids are at most 200 characters). */
+const MAX_PARAM_LENGTH = 1024;
+
+/**
+ * Builds the HTTP server (not listening yet): console routes under the operator token, caller
+ * routes (/v1) under per-subject API keys, /healthz open, the console page at /.
+ */
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const timeouts = checkTimeouts({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit,
+    logController: new LogController({ requestIdLogLabel: "request_id" }),
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Node's parser closes slow and idle connections; the 408 it raises is answered by
+    // clientErrorHandler in the error shape.
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.bodyMs,
+      keepAliveTimeout: timeouts.idleMs,
+      connectionsCheckingInterval: checkingIntervalMs(timeouts),
+    },
+    requestTimeout: timeouts.bodyMs,
+    keepAliveTimeout: timeouts.idleMs,
+    ...(options.trustedProxies === undefined || options.trustedProxies.length === 0
+      ? {}
+      : { trustProxy: [...options.trustedProxies] }),
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    // The 503 of a closing server is answered below, in the error shape.
+    return503OnClosing: false,
+    forceCloseConnections: "idle",
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+  });
+  app.server.on("checkExpectation", refuseExpectation);
+  app.decorateRequest("subjectUid", "");
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(handleError);
+  const routes = new RouteTable();
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header("allow", allowed.join(", "));
+      return sendError(
+        request,
+        reply,
+        new VerbatimError("method_not_allowed", `${path} does not take ${request.method}`, {
+          where: "method",
+          hint: `Use ${allowed.join(", ")}`,
+          details: { allowed_methods: allowed },
+        }),
+      );
+    }
+    return sendError(
+      request,
+      reply,
+      new VerbatimError("route_not_found", `no route for ${request.method} ${path}`, {
+        hint: "See docs/server.md for the routes",
+      }),
+    );
+  });
+  // Graceful shutdown: close() stops accepting and waits for in-flight requests; their
+  // connections are told to close, so no idle keep-alive connection holds the exit back.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  // Handlers keep running when their client hangs up: close() waits for every one of them.
+  const work = new InFlightWork();
+  app.addHook("onRoute", (route) => {
+    routes.add(route.method, route.url);
+    const handler = route.handler;
+    route.handler = async function (this: FastifyInstance, request, reply) {
+      work.start();
+      try {
+        return await handler.call(this, request, reply);
+      } finally {
+        work.end();
+      }
+    };
+  });
+  app.addHook("onClose", async (instance) => {
+    if (work.running > 0) instance.log.info({ running: work.running }, "waiting for handlers");
+    await work.idle();
+  });
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+    if (closing) {
+      reply.header("connection", "close");
+      await sendError(
+        request,
+        reply,
+        new VerbatimError("server_closing", "the server is shutting down", {
+          hint: "Retry on another server or once this one is back",
+        }),
+      );
+    }
+  });
+  // The body's declared encoding is checked before a byte of it is read (after authentication).
+  app.addHook("preParsing", async (request, reply) => {
+    const problem = declaredEncodingProblem(request);
+    if (problem !== undefined) await sendError(request, reply, problem);
+  });
+  // Ids have one shape; any other names nothing and never reaches a query: path ids before the
+  // body is validated, id fields of a body or query once it is.
+  app.addHook("preValidation", checkPathIds);
+  app.addHook("preHandler", checkFieldIds);
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) reply.header("connection", "close");
+  });
+
+  registerJsonBodyParser(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: openApiInfo,
+      components: {
+        securitySchemes: {
+          operatorToken: { type: "http", scheme: "bearer", description: "The operator token." },
+          apiKey: { type: "http", scheme: "bearer", description: "A per-subject API key." },
+        },
+        schemas: sharedComponentSchemas(),
+      },
+    },
+    transform: swaggerTransform as never,
+  });
+
+  const limiter =
+    options.rateLimit === false
+      ? undefined
+      : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const failures =
+    options.failedAuthenticationLimit === false
+      ? undefined
+      : new FailedAuthenticationLimit(
+          options.failedAuthenticationLimit ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT,
+        );
+
+  // One message store (and so one message cache) for the console and the caller routes.
+  const store = new GatewayMessageStore(options.database, {
+    cacheBytes: options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024,
+  });
+  registerHealthRoutes(app, options.database);
+  await app.register(async (scope) => {
+    scope.addHook("onRequest", operatorAuth(options.operatorToken, failures));
+    registerConsoleRoutes(scope, options.database, store);
+  });
+  const keys = await openApiKeyLookup(options.database, {
+    cache: options.apiKeyCache !== false,
+    onError: (error) =>
+      app.log.warn({ err: error }, "API key change notifications lost; reconnecting"),
+  });
+  app.addHook("onClose", () => keys.close());
+  try {
+    await app.register(async (scope) => {
+      scope.addHook("onRequest", apiKeyAuth(keys, limiter, failures));
+      registerCallerRoutes(scope, {
+        database: options.database,
+        upstream: options.upstream,
+        store,
+      });
+    });
+    if (options.webRoot !== undefined && options.webRoot !== false) {
+      registerWebRoutes(app, options.webRoot);
+    }
+  } catch (error) {
+    // The listening connection must not outlive a server that was never returned.
+    await keys.close();
+    throw error;
+  }
+  return app;
+}

@@ -1,0 +1,276 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
+import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../gateway/index.js";
+import type { ChatMLMessage } from "verbatim-llm/history";
+import type { StoreDatabase } from "../../store/index.js";
+import {
+  projectGatewayMessagesToChatML,
+  modelVisibleTrajectory,
+  type ProjectedMessages,
+} from "verbatim-llm/trajectory";
+import { errorReplySchema } from "../errors.js";
+import { fitPageYielding } from "./fit-page.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  listQuerySchema,
+  pageLimitBytesSchema,
+  projectionMetadataSchema,
+  viewSchema,
+} from "./paging.js";
+import { conversationOwner, instant, latestMessageId, listConversations } from "./queries.js";
+import { storedMessageReply, storedMessageSchema } from "./stored-message.js";
+
+const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
+
+const conversationListSchema = z.object({
+  data: z.array(
+    z.object({
+      id: z.string(),
+      subject_uid: z.string(),
+      created_at: z.string(),
+      message_count: z.int(),
+      last_message_at: z.string().nullable(),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
+
+const conversationListQuerySchema = listQuerySchema.extend({
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("Only conversations with a message answered by this model."),
+});
+
+const messagesQuerySchema = z.object({
+  view: viewSchema,
+  anchor: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      "Show the model-visible context of this message (its chain back to the start or the last summary). Without it: stored and chatml list every message in the order written; model-visible shows the context of the newest message.",
+    ),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(100).optional(),
+  page_limit_bytes: pageLimitBytesSchema,
+});
+
+const chatMLMessageSchema = z
+  .record(z.string(), z.unknown())
+  .describe("A canonical ChatML message.");
+
+const modelInputSchema = z.object({
+  message_id: z.string().describe("The response whose request this was."),
+  instructions: z.string().nullable(),
+  tools: z.array(z.record(z.string(), z.unknown())),
+  max_output_tokens: z.int().nullable(),
+});
+type ModelInputReply = z.infer<typeof modelInputSchema>;
+
+const messagesReplySchema = z.object({
+  view: z.enum(["stored", "chatml", "model-visible"]),
+  conversation_id: z.string(),
+  subject_uid: z.string(),
+  anchor: z.string().nullable(),
+  messages: z.array(z.union([storedMessageSchema, chatMLMessageSchema])),
+  metadata: projectionMetadataSchema,
+  next_cursor: z.string().nullable(),
+  model_input: modelInputSchema
+    .nullable()
+    .optional()
+    .describe(
+      "view=model-visible: the instructions, tools and output limit of the request that produced the context's newest response (null when none was recorded); what the model received besides the messages.",
+    ),
+});
+
+/** The request settings of the newest response of a context that has them. */
+async function modelInputOf(
+  store: GatewayMessageStore,
+  subject: string,
+  context: readonly GatewayMessage[],
+): Promise<ModelInputReply | null> {
+  for (let index = context.length - 1; index >= 0; index--) {
+    const message = context[index];
+    if (message === undefined || message.role !== "assistant") continue;
+    const settings = await store.getRequestSettings(subject, message.id);
+    if (settings === null) continue;
+    return {
+      message_id: message.id,
+      instructions: settings.instructions,
+      tools: settings.tools.map((tool) => ({ ...tool })),
+      max_output_tokens: settings.maxOutputTokens,
+    };
+  }
+  return null;
+}
+
+/** Rows read in chunks with a turn of the event loop between them (reads are synchronous on SQLite). */
+const READ_CHUNK = 100;
+async function listInChunks(
+  store: GatewayMessageStore,
+  subject: string,
+  conversationId: string,
+  count: number,
+  offset: number,
+): Promise<GatewayMessage[]> {
+  const rows: GatewayMessage[] = [];
+  while (rows.length < count) {
+    const want = Math.min(READ_CHUNK, count - rows.length);
+    const chunk = await store.listMessages(subject, conversationId, {
+      limit: want,
+      offset: offset + rows.length,
+    });
+    rows.push(...chunk);
+    if (chunk.length < want) break;
+    await yieldToEventLoop();
+  }
+  return rows;
+}
+
+function notFound(id: string): VerbatimError {
+  return new VerbatimError("resource_not_found", `no conversation ${id}`, {
+    where: id,
+    hint: "List conversations with GET /ai-gateway/conversations",
+  });
+}
+
+/**
+ * The context of an anchor of the conversation. An anchor that is missing, of another
+ * subject or of another conversation gets one answer: the console tells them apart no more
+ * than the caller routes do.
+ */
+async function readAnchorContext(
+  store: GatewayMessageStore,
+  subject: string,
+  conversationId: string,
+  anchor: string,
+): Promise<MessageContext> {
+  const anchorNotFound = () =>
+    new VerbatimError(
+      "resource_not_found",
+      `no message ${anchor} in conversation ${conversationId}`,
+      {
+        where: "query.anchor",
+        hint: "Pass the id of a message of this conversation, or no anchor",
+      },
+    );
+  let context: MessageContext;
+  try {
+    context = await store.readContext(subject, anchor);
+  } catch (error) {
+    if (isVerbatimError(error) && error.code === "gateway_message_not_found")
+      throw anchorNotFound();
+    throw error;
+  }
+  if (context.anchor.conversationId !== conversationId) throw anchorNotFound();
+  return context;
+}
+
+/** Console: conversations and their messages in the three views (B14). */
+export function registerConversationConsoleRoutes(
+  app: FastifyInstance,
+  database: StoreDatabase,
+  store: GatewayMessageStore,
+): void {
+  app.get<{ Querystring: z.infer<typeof conversationListQuerySchema> }>(
+    "/ai-gateway/conversations",
+    {
+      schema: {
+        summary: "List gateway conversations, newest first (optionally of one subject)",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        querystring: conversationListQuerySchema,
+        response: { 200: conversationListSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const offset = decodeCursor(request.query.cursor);
+      const { limit, subject_uid, subject_prefix, model, created_after, created_before } =
+        request.query;
+      const rows = await listConversations(database, {
+        subjectUid: subject_uid,
+        subjectPrefix: subject_prefix,
+        model,
+        createdAfter: created_after === undefined ? undefined : instant(created_after),
+        createdBefore: created_before === undefined ? undefined : instant(created_before),
+        limit: limit + 1,
+        offset,
+      });
+      return {
+        data: rows.slice(0, limit),
+        next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: z.infer<typeof messagesQuerySchema> }>(
+    "/ai-gateway/conversations/:id/messages",
+    {
+      schema: {
+        summary: "A conversation's messages: stored, ChatML or model-visible, paged",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        params: z.object({ id: z.string().min(1).max(200) }),
+        querystring: messagesQuerySchema,
+        response: { 200: messagesReplySchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { view, limit, page_limit_bytes } = request.query;
+      const subject = await conversationOwner(database, id);
+      if (subject === undefined) throw notFound(id);
+      let anchor = request.query.anchor ?? null;
+      if (anchor === null && view === "model-visible")
+        anchor = (await latestMessageId(database, id)) ?? null;
+      const offset = decodeCursor(request.query.cursor);
+      let selected: GatewayMessage[];
+      let more: boolean;
+      let modelInput: ModelInputReply | null | undefined;
+      if (anchor !== null) {
+        const context = await readAnchorContext(store, subject, id, anchor);
+        selected = context.messages.slice(offset, offset + limit);
+        more = context.messages.length > offset + limit;
+        if (view === "model-visible")
+          modelInput = await modelInputOf(store, subject, context.messages);
+      } else {
+        const page = await listInChunks(store, subject, id, limit + 1, offset);
+        selected = page.slice(0, limit);
+        more = page.length > limit;
+      }
+      let projected: ProjectedMessages;
+      if (view === "stored") {
+        projected = {
+          messages: selected.map(storedMessageReply) as unknown as ChatMLMessage[],
+          metadata: { redacted: false, content_truncated: false },
+        };
+      } else {
+        const chatml = projectGatewayMessagesToChatML(
+          selected.map((message) => ({ role: message.role, content: message.content })),
+        );
+        projected =
+          view === "chatml"
+            ? { messages: chatml.messages, metadata: chatml.metadata }
+            : modelVisibleTrajectory(chatml);
+      }
+      const page = await fitPageYielding(projected, page_limit_bytes);
+      return {
+        view,
+        conversation_id: id,
+        subject_uid: subject,
+        anchor,
+        messages: page.messages,
+        metadata: page.metadata,
+        next_cursor: more ? encodeCursor(offset + limit) : null,
+        ...(modelInput === undefined ? {} : { model_input: modelInput }),
+      };
+    },
+  );
+}

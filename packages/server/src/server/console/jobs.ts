@@ -1,0 +1,211 @@
+import type { FastifyInstance } from "fastify";
+import { sql } from "kysely";
+import { z } from "zod";
+import { VerbatimError } from "verbatim-llm/core";
+import type { BackgroundAgentJobs } from "../../gateway/index.js";
+import type { StoreDatabase } from "../../store/index.js";
+import {
+  projectTrajectoryToChatML,
+  modelVisibleTrajectory,
+  type StoredTurnItem,
+} from "verbatim-llm/trajectory";
+import { errorReplySchema } from "../errors.js";
+import { fitPageYielding } from "./fit-page.js";
+import {
+  jobReply,
+  jobReplySchema,
+  storedItemSchema,
+  turnReply,
+  turnReplySchema,
+} from "../jobs/shapes.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  listQuerySchema,
+  pageLimitBytesSchema,
+  projectionMetadataSchema,
+  viewSchema,
+} from "./paging.js";
+import { instant, startsWith } from "./queries.js";
+
+const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
+
+const jobListQuerySchema = listQuerySchema.extend({
+  status: z.enum(["queued", "running", "succeeded", "failed", "cancelled"]).optional(),
+  conversation_id: z.string().min(1).max(200).optional(),
+});
+
+const jobListSchema = z.object({
+  data: z.array(
+    z.object({
+      id: z.string(),
+      subject_uid: z.string(),
+      conversation_id: z.string(),
+      status: z.string(),
+      attempts: z.int(),
+      retry_budget: z.int(),
+      created_at: z.string(),
+      updated_at: z.string(),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
+
+const jobQuerySchema = z.object({ view: viewSchema, page_limit_bytes: pageLimitBytesSchema });
+
+const trajectorySchema = z.object({
+  view: z.enum(["stored", "chatml", "model-visible"]),
+  items: z
+    .array(storedItemSchema)
+    .optional()
+    .describe("view=stored: the turn's rows in position order."),
+  messages: z
+    .array(z.record(z.string(), z.unknown()))
+    .optional()
+    .describe("view=chatml or model-visible: the projected messages."),
+  metadata: projectionMetadataSchema,
+});
+
+const jobDetailSchema = z.object({
+  job: jobReplySchema,
+  turns: z.array(turnReplySchema.extend({ trajectory: trajectorySchema })),
+});
+
+async function trajectoryOf(
+  turnId: string,
+  rows: readonly StoredTurnItem[],
+  view: z.infer<typeof viewSchema>,
+  limitBytes: number,
+): Promise<z.infer<typeof trajectorySchema>> {
+  const chatml = projectTrajectoryToChatML(rows, { turnOrder: [turnId] });
+  if (view === "stored") {
+    return {
+      view,
+      items: rows.map((row) => ({ ...row, item: { ...row.item } as Record<string, unknown> })),
+      metadata: chatml.metadata,
+    };
+  }
+  const projected =
+    view === "chatml"
+      ? { messages: chatml.messages, metadata: chatml.metadata }
+      : modelVisibleTrajectory(chatml);
+  const page = await fitPageYielding(projected, limitBytes);
+  return {
+    view,
+    messages: page.messages.map((message) => ({ ...message }) as Record<string, unknown>),
+    metadata: page.metadata,
+  };
+}
+
+/** Console: jobs and each turn's trajectory in the three views (B14). */
+export function registerJobConsoleRoutes(
+  app: FastifyInstance,
+  database: StoreDatabase,
+  jobs: BackgroundAgentJobs,
+): void {
+  app.get<{ Querystring: z.infer<typeof jobListQuerySchema> }>(
+    "/background-agent-jobs",
+    {
+      schema: {
+        summary: "List background agent jobs, newest first",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        querystring: jobListQuerySchema,
+        response: { 200: jobListSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { limit, subject_uid, status, conversation_id } = request.query;
+      const offset = decodeCursor(request.query.cursor);
+      let query = database.db
+        .selectFrom("background_agent_jobs")
+        .select([
+          "id",
+          "subject_uid",
+          "conversation_id",
+          "status",
+          "attempts",
+          "retry_budget",
+          "created_at",
+          "updated_at",
+        ]);
+      if (subject_uid !== undefined) query = query.where("subject_uid", "=", subject_uid);
+      const { subject_prefix, created_after, created_before } = request.query;
+      if (subject_prefix !== undefined) {
+        query = query.where(
+          sql<boolean>`subject_uid like ${startsWith(subject_prefix)} escape '\\'`,
+        );
+      }
+      if (created_after !== undefined)
+        query = query.where("created_at", ">=", instant(created_after));
+      if (created_before !== undefined)
+        query = query.where("created_at", "<", instant(created_before));
+      if (status !== undefined) query = query.where("status", "=", status);
+      if (conversation_id !== undefined)
+        query = query.where("conversation_id", "=", conversation_id);
+      const rows = await query
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(limit + 1)
+        .offset(offset)
+        .execute();
+      return {
+        data: rows.slice(0, limit).map((row) => ({
+          ...row,
+          attempts: Number(row.attempts),
+          retry_budget: Number(row.retry_budget),
+        })),
+        next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
+      };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: z.infer<typeof jobQuerySchema> }>(
+    "/background-agent-jobs/:id",
+    {
+      schema: {
+        summary: "A job, its turns, and each turn's trajectory: stored, ChatML or model-visible",
+        tags: ["console"],
+        security: [{ operatorToken: [] }],
+        params: z.object({ id: z.string().min(1).max(200) }),
+        querystring: jobQuerySchema,
+        response: { 200: jobDetailSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const owner = await database.db
+        .selectFrom("background_agent_jobs")
+        .select("subject_uid")
+        .where("id", "=", id)
+        .executeTakeFirst();
+      if (owner === undefined) {
+        throw new VerbatimError("resource_not_found", `no job ${id}`, {
+          where: id,
+          hint: "List jobs with GET /background-agent-jobs",
+        });
+      }
+      const stored = await jobs.readTrajectory(owner.subject_uid, id);
+      const rowsByTurn = new Map<string, StoredTurnItem[]>();
+      for (const row of stored.rows) {
+        const list = rowsByTurn.get(row.turn_id) ?? [];
+        list.push(row);
+        rowsByTurn.set(row.turn_id, list);
+      }
+      return {
+        job: jobReply(stored.job),
+        turns: await Promise.all(
+          stored.turns.map(async (turn) => ({
+            ...turnReply(turn),
+            trajectory: await trajectoryOf(
+              turn.id,
+              rowsByTurn.get(turn.id) ?? [],
+              request.query.view,
+              request.query.page_limit_bytes,
+            ),
+          })),
+        ),
+      };
+    },
+  );
+}

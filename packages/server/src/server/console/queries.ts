@@ -1,0 +1,117 @@
+import { sql } from "kysely";
+import type { StoreDatabase } from "../../store/index.js";
+
+/**
+ * Operator reads across subjects (console routes only): the stores are scoped to one subject
+ * per call, so the console first finds which subject owns an id, then reads through the store
+ * as that subject.
+ */
+export interface ConversationSummaryRow {
+  readonly id: string;
+  readonly subject_uid: string;
+  readonly created_at: string;
+  readonly message_count: number;
+  readonly last_message_at: string | null;
+}
+
+/** Narrowing of the console lists (docs/server.md, "Console"). */
+export interface ListFilter {
+  readonly subjectUid?: string | undefined;
+  /** Subjects starting with this text (taken literally: `%` and `_` are not wildcards). */
+  readonly subjectPrefix?: string | undefined;
+  /** Conversations with a message answered by this model. */
+  readonly model?: string | undefined;
+  /** Created at or after this instant (ISO 8601). */
+  readonly createdAfter?: string | undefined;
+  /** Created before this instant (ISO 8601). */
+  readonly createdBefore?: string | undefined;
+}
+
+/** An instant as the store writes them (UTC, milliseconds, `Z`), for comparing text. */
+export function instant(text: string): string {
+  return new Date(text).toISOString();
+}
+
+/** `column LIKE 'prefix%'` with the prefix's own wildcards escaped. */
+export function startsWith(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+export async function listConversations(
+  database: StoreDatabase,
+  filter: ListFilter & { readonly limit: number; readonly offset: number },
+): Promise<ConversationSummaryRow[]> {
+  let query = database.db
+    .selectFrom("ai_gateway_conversations as c")
+    .leftJoin("ai_gateway_messages as m", "m.conversation_id", "c.id")
+    .select((eb) => [
+      "c.id",
+      "c.subject_uid",
+      "c.created_at",
+      eb.fn.count<number>("m.id").as("message_count"),
+      eb.fn.max("m.created_at").as("last_message_at"),
+    ])
+    .groupBy(["c.id", "c.subject_uid", "c.created_at"]);
+  if (filter.subjectUid !== undefined) query = query.where("c.subject_uid", "=", filter.subjectUid);
+  if (filter.subjectPrefix !== undefined) {
+    query = query.where(
+      sql<boolean>`c.subject_uid like ${startsWith(filter.subjectPrefix)} escape '\\'`,
+    );
+  }
+  if (filter.createdAfter !== undefined)
+    query = query.where("c.created_at", ">=", filter.createdAfter);
+  if (filter.createdBefore !== undefined)
+    query = query.where("c.created_at", "<", filter.createdBefore);
+  if (filter.model !== undefined) {
+    const model =
+      database.capabilities.dialect === "sqlite"
+        ? sql`json_extract(answered.metadata, '$.gateway.model')`
+        : sql`(answered.metadata -> 'gateway' ->> 'model')`;
+    query = query.where(
+      sql<boolean>`exists (select 1 from ai_gateway_messages answered
+        where answered.conversation_id = c.id and ${model} = ${filter.model})`,
+    );
+  }
+  const rows = await query
+    .orderBy("c.created_at", "desc")
+    .orderBy("c.id", "desc")
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    subject_uid: row.subject_uid,
+    created_at: row.created_at,
+    message_count: Number(row.message_count),
+    last_message_at: row.last_message_at ?? null,
+  }));
+}
+
+export async function conversationOwner(
+  database: StoreDatabase,
+  conversationId: string,
+): Promise<string | undefined> {
+  const row = await database.db
+    .selectFrom("ai_gateway_conversations")
+    .select("subject_uid")
+    .where("id", "=", conversationId)
+    .executeTakeFirst();
+  return row?.subject_uid;
+}
+
+/** The newest message of a conversation (any branch). */
+export async function latestMessageId(
+  database: StoreDatabase,
+  conversationId: string,
+): Promise<string | undefined> {
+  const row = await database.db
+    .selectFrom("ai_gateway_messages")
+    .select("id")
+    .where("conversation_id", "=", conversationId)
+    .orderBy("created_at", "desc")
+    .orderBy("depth", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}

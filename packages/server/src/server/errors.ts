@@ -1,0 +1,116 @@
+import { STATUS_CODES } from "node:http";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { httpStatusOf } from "verbatim-llm/core";
+import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
+import { RequestValidationError, shareSchema } from "./zod-schemas.js";
+
+/**
+ * One error shape for every route (docs/errors.md): `{"error": {"code", "message", "where",
+ * "hint", "request_id"}}` with the status the code maps to (httpStatusOf).
+ */
+export const errorReplySchema = shareSchema(
+  "Error",
+  z
+    .object({
+      error: z.object({
+        code: z.string().describe("Stable error code (docs/errors.md)."),
+        message: z.string().describe("What went wrong."),
+        where: z.string().optional().describe("The field, path or id concerned."),
+        hint: z.string().optional().describe("What to do about it."),
+        details: z.record(z.string(), z.unknown()).optional(),
+        request_id: z.string().describe("The request id, also in the x-request-id header."),
+      }),
+    })
+    .describe("Every error, on every route."),
+);
+
+export type ErrorReply = z.infer<typeof errorReplySchema>;
+
+function fromFastifyError(error: FastifyError): VerbatimError {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new VerbatimError("payload_too_large", "the request body is larger than the limit", {
+        hint: "Send a smaller body",
+      });
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new VerbatimError(
+        "unsupported_media_type",
+        "the body is not application/json (the Content-Type header is missing or names another type)",
+        { where: "Content-Type header", hint: "Send JSON with Content-Type: application/json" },
+      );
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new VerbatimError("invalid_request", error.message, { where: "body" });
+    default:
+      break;
+  }
+  if (error.statusCode === 413) {
+    return new VerbatimError("payload_too_large", error.message);
+  }
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return new VerbatimError("invalid_request", error.message);
+  }
+  return new VerbatimError("internal_error", "internal error", { cause: error });
+}
+
+/** Any thrown value → the VerbatimError the client sees. */
+export function toVerbatimError(error: unknown): VerbatimError {
+  if (error instanceof RequestValidationError) return error.verbatim;
+  if (isVerbatimError(error)) return error;
+  if (typeof error === "object" && error !== null && "code" in error) {
+    return fromFastifyError(error as FastifyError);
+  }
+  return new VerbatimError("internal_error", "internal error", { cause: error });
+}
+
+export function errorReply(error: VerbatimError, requestId: string): ErrorReply {
+  const body: ErrorReply["error"] = {
+    code: error.code,
+    message: error.message,
+    request_id: requestId,
+  };
+  if (error.where !== undefined) body.where = error.where;
+  if (error.hint !== undefined) body.hint = error.hint;
+  if (error.details !== undefined) body.details = { ...error.details };
+  return { error: body };
+}
+
+/**
+ * A whole HTTP/1.1 error response in the one error shape, for replies written on the socket
+ * itself (requests Node's parser refused, timeouts), where no Fastify reply exists.
+ */
+export function rawErrorResponse(error: VerbatimError, requestId: string): string {
+  const status = httpStatusOf(error.code);
+  const body = JSON.stringify(errorReply(error, requestId));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    `Content-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `x-request-id: ${requestId}\r\n` +
+    `Connection: close\r\n\r\n${body}`
+  );
+}
+
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: VerbatimError,
+): FastifyReply {
+  const status = httpStatusOf(error.code);
+  if (status >= 500) {
+    request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  } else {
+    request.log.info({ code: error.code, where: error.where }, error.message);
+  }
+  return reply.code(status).type("application/json").send(errorReply(error, request.id));
+}
+
+/** Fastify's error handler: every failure becomes the one error shape. */
+export function handleError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  return sendError(request, reply, toVerbatimError(error));
+}

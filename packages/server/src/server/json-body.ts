@@ -1,0 +1,132 @@
+import { isUtf8 } from "node:buffer";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { VerbatimError } from "verbatim-llm/core";
+import { safeParseStrictJson } from "verbatim-llm/core";
+
+/**
+ * The one body parser: `application/json` in UTF-8, read by verbatim's strict JSON parser. A
+ * body that is not UTF-8 is refused with the offset of its first bad byte (never read with
+ * replacement characters); a body declared in another charset, or with a content coding the
+ * server does not decode, is refused with 415 (never read as UTF-8).
+ */
+
+/** The offset of the first byte that does not belong to well-formed UTF-8, or -1. */
+export function firstInvalidUtf8Offset(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index] ?? 0;
+    if (lead < 0x80) {
+      index++;
+      continue;
+    }
+    let length: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead === 0xe0) low = 0xa0; // no overlong forms
+      if (lead === 0xed) high = 0x9f; // no surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead === 0xf0) low = 0x90;
+      if (lead === 0xf4) high = 0x8f; // nothing past U+10FFFF
+    } else {
+      return index;
+    }
+    for (let next = 1; next < length; next++) {
+      const byte = bytes[index + next];
+      if (byte === undefined) return index;
+      const min = next === 1 ? low : 0x80;
+      const max = next === 1 ? high : 0xbf;
+      if (byte < min || byte > max) return index;
+    }
+    index += length;
+  }
+  return -1;
+}
+
+/** The `charset` parameter of a Content-Type, lower case, or undefined. */
+export function charsetOf(contentType: string): string | undefined {
+  for (const parameter of contentType.split(";").slice(1)) {
+    const equals = parameter.indexOf("=");
+    if (equals < 0) continue;
+    if (parameter.slice(0, equals).trim().toLowerCase() !== "charset") continue;
+    return parameter
+      .slice(equals + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1")
+      .toLowerCase();
+  }
+  return undefined;
+}
+
+function unsupported(message: string, where: string): VerbatimError {
+  return new VerbatimError("unsupported_media_type", message, {
+    where,
+    hint: "Send JSON encoded as UTF-8 with Content-Type: application/json and no Content-Encoding; nothing was written",
+  });
+}
+
+/**
+ * The check of a body's declared encoding (preParsing: after authentication, before a byte of
+ * the body is read); a request without a body is not concerned.
+ */
+export function declaredEncodingProblem(request: FastifyRequest): VerbatimError | undefined {
+  const length = request.headers["content-length"];
+  const hasBody =
+    request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  if (!hasBody) return undefined;
+  const coding = request.headers["content-encoding"];
+  if (coding !== undefined && coding.trim().toLowerCase() !== "identity") {
+    return unsupported(
+      `the server does not decode Content-Encoding: ${coding.slice(0, 40)}`,
+      "Content-Encoding header",
+    );
+  }
+  const type = request.headers["content-type"];
+  const charset = type === undefined ? undefined : charsetOf(type);
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    return unsupported(
+      `the body is declared as ${charset.slice(0, 40)}; the server reads UTF-8 only`,
+      "Content-Type header",
+    );
+  }
+  return undefined;
+}
+
+function parseJsonBody(bytes: Buffer): unknown {
+  if (!isUtf8(bytes)) {
+    const offset = firstInvalidUtf8Offset(bytes);
+    throw new VerbatimError(
+      "invalid_utf8",
+      `the body is not valid UTF-8: byte ${offset} (0x${(bytes[offset] ?? 0).toString(16).padStart(2, "0")}) does not begin a well-formed character`,
+      {
+        where: `body at byte ${offset}`,
+        hint: "Encode the body as UTF-8; nothing was written",
+        details: { byte_offset: offset },
+      },
+    );
+  }
+  const text = bytes.toString("utf8");
+  if (text.trim() === "") return undefined;
+  const parsed = safeParseStrictJson(text);
+  if (parsed.ok) return parsed.value;
+  const { problem } = parsed;
+  throw new VerbatimError("invalid_json", `the body is not valid JSON: ${problem.message}`, {
+    where: `body at line ${problem.line}, column ${problem.column} (${problem.path})`,
+    hint: "Send one JSON value; nothing was written",
+  });
+}
+
+/** Replaces Fastify's parsers with the one JSON parser. */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(typeof body === "string" ? Buffer.from(body, "utf8") : body));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}

@@ -1,0 +1,335 @@
+import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
+import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
+import type { Message } from "verbatim-llm/history";
+import {
+  renderRequest,
+  streamRound,
+  type RoundResult,
+  type StreamEvent,
+  type ToolDefinition,
+} from "verbatim-llm/providers";
+import { ResponseLeases } from "../../gateway/response-leases.js";
+import type { Sanitizer } from "verbatim-llm/trajectory";
+import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { upstreamFailure } from "../upstream/failure.js";
+import { upstreamErrorSanitizer } from "../upstream/scrub.js";
+import { finishResponse, type StopCause } from "./finish.js";
+import { PartialAnswer } from "./partial-answer.js";
+import {
+  callsOf,
+  inputToMessages,
+  messageToItems,
+  responseObject,
+  type ResponseFacts,
+} from "./convert.js";
+import { modelVisibleHistory } from "./model-context.js";
+import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
+
+/** Receives a response's events while it streams (POST /v1/responses with stream: true). */
+export interface ResponseSink {
+  begin(response: ResponseObject): void;
+  event(event: StreamEvent): void;
+}
+
+const toMessage = (message: GatewayMessage): Message => ({
+  role: message.role,
+  content: message.content,
+});
+
+function toolDefinitions(tools: CreateResponseBody["tools"]): ToolDefinition[] {
+  return (tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchema: (tool.parameters ?? {
+      type: "object",
+      properties: {},
+    }) as ToolDefinition["inputSchema"],
+  }));
+}
+
+/** What a request to create a response brings besides its body. */
+export interface CreateOptions {
+  /** Receives the events of a streamed response. */
+  readonly sink?: ResponseSink;
+  /** Aborted when the client hangs up: the upstream call stops, the response ends incomplete. */
+  readonly clientGone?: AbortSignal;
+}
+
+/** A response this server is answering now. */
+interface Running {
+  readonly subject: string;
+  stop(cause: StopCause): void;
+  /** Settles once the response is finished (stored). */
+  readonly finished: Promise<unknown>;
+}
+
+/**
+ * The stateful Responses API over the gateway store: every input and output message is stored
+ * in ai_gateway_messages; the model sees the model-visible context of previous_response_id
+ * rendered for the upstream provider through src/providers. Every response it starts ends
+ * `completed`, `incomplete`, `cancelled` or `failed` (finish.ts); while it runs it holds a
+ * lease (src/gateway/response-leases.ts), so one whose server died is ended by another.
+ */
+export class ResponsesService {
+  readonly leases: ResponseLeases;
+  readonly #sanitizer: Sanitizer;
+  readonly #running = new Map<string, Running>();
+
+  constructor(
+    private readonly store: GatewayMessageStore,
+    private readonly upstream: UpstreamConfig,
+  ) {
+    this.leases = new ResponseLeases(
+      store.database,
+      upstream.responseLeaseMs === undefined ? {} : { leaseMilliseconds: upstream.responseLeaseMs },
+    );
+    this.#sanitizer = upstreamErrorSanitizer(upstream);
+  }
+
+  async create(
+    subject: string,
+    body: CreateResponseBody,
+    options: CreateOptions = {},
+  ): Promise<ResponseObject> {
+    const { sink } = options;
+    // Everything that can refuse the request runs before the upstream is called and before
+    // anything is written: a refused request is neither billed nor stored.
+    const { provider, upstream } = resolveUpstream(this.upstream, body.model);
+    const previousId = body.previous_response_id ?? null;
+    const context =
+      previousId === null ? undefined : await this.store.readContext(subject, previousId);
+    if (context !== undefined && context.anchor.status === "in_progress") {
+      throw new VerbatimError(
+        "gateway_anchor_in_progress",
+        `response ${context.anchor.id} is still in progress and cannot be continued yet`,
+        {
+          where: "body.previous_response_id",
+          hint: "Continue from it once it has a final status; nothing was written",
+        },
+      );
+    }
+    const contextHistory = (context?.messages ?? []).map(toMessage);
+    const inputs = inputToMessages(body.input, callsOf(contextHistory));
+    const maxTokens = body.max_output_tokens ?? this.upstream.defaultMaxOutputTokens;
+    const { history } = modelVisibleHistory([...contextHistory, ...inputs]);
+    const metadata = body.metadata ?? {};
+    const prepared = this.store.prepareAppend(subject, {
+      previousMessageId: previousId,
+      conversationMetadata: {},
+      messages: [
+        ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
+        {
+          role: "assistant" as const,
+          content: [],
+          status: "in_progress" as const,
+          metadata,
+          gateway: { model: body.model, provider },
+          // Given back when the response is read (GET /v1/responses/:id).
+          request: {
+            instructions: body.instructions ?? null,
+            tools: body.tools ?? [],
+            maxOutputTokens: body.max_output_tokens ?? null,
+          },
+          leaseMilliseconds: this.leases.leaseMilliseconds,
+        },
+      ],
+    });
+    const rendered = renderRequest(provider, {
+      history,
+      images: () => undefined,
+      options: {
+        model: body.model,
+        ...(body.instructions === undefined || body.instructions === null
+          ? {}
+          : { system: body.instructions }),
+        ...(body.tools === undefined || body.tools.length === 0
+          ? {}
+          : { tools: toolDefinitions(body.tools) }),
+        maxTokens,
+        stream: true,
+      },
+    });
+    // The upstream request starts while the inputs and the in_progress answer are written (one
+    // durable commit off the critical path); its events are read only once they are stored,
+    // and it is aborted when the write fails, when the client hangs up or on a cancel.
+    const abort = new AbortController();
+    let stopped: StopCause | undefined;
+    const stop = (cause: StopCause) => {
+      stopped ??= cause;
+      abort.abort();
+    };
+    const onClientGone = () => stop("client_disconnected");
+    if (options.clientGone?.aborted === true) onClientGone();
+    options.clientGone?.addEventListener("abort", onClientGone, { once: true });
+    const events = streamRound(
+      { provider, model: body.model, body: rendered.body, stream: true },
+      {
+        apiKey: upstream.apiKey,
+        ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
+        env: {},
+        timeoutMs: this.upstream.timeoutMs,
+        maxRetries: this.upstream.maxRetries,
+        signal: abort.signal,
+      },
+    );
+    const first = events.next();
+    first.catch(() => undefined);
+    let stored: GatewayMessage[];
+    try {
+      // One turn of the event loop first, so the upstream request is on the wire before the
+      // write: SQLite's commit holds the thread while it syncs, and the upstream works
+      // meanwhile instead of after.
+      await new Promise((resolve) => setImmediate(resolve));
+      stored = await this.store.appendPrepared(prepared);
+    } catch (error) {
+      options.clientGone?.removeEventListener("abort", onClientGone);
+      abort.abort();
+      await first.catch(() => undefined);
+      throw error;
+    }
+    const output = stored[stored.length - 1];
+    if (output === undefined) throw new Error("append returned no message");
+    let markFinished = () => undefined as void;
+    const finished = new Promise<void>((resolve) => (markFinished = resolve));
+    this.#running.set(output.id, { subject, stop, finished });
+    this.leases.hold(output.id, () => stop("lost"));
+    try {
+      const facts: ResponseFacts = {
+        previousResponseId: previousId,
+        instructions: body.instructions ?? null,
+        tools: body.tools,
+        maxOutputTokens: body.max_output_tokens ?? null,
+      };
+      sink?.begin(responseObject(output, facts));
+      const partial = new PartialAnswer();
+      let result: RoundResult | undefined;
+      let failure: VerbatimError | undefined;
+      try {
+        let next = await first;
+        while (next.done !== true) {
+          partial.add(next.value);
+          sink?.event(next.value);
+          next = await events.next();
+        }
+        result = next.value;
+      } catch (error) {
+        if (stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
+      }
+      const final = await finishResponse(
+        this.store,
+        subject,
+        output,
+        provider,
+        {
+          ...(result === undefined ? {} : { result }),
+          ...(result === undefined && stopped !== undefined ? { stopped } : {}),
+          ...(failure === undefined ? {} : { failure }),
+          partial: partial.blocks(),
+        },
+        this.#sanitizer,
+      );
+      if (final.status === "failed" && sink === undefined) {
+        // The plain client learns of the failure as an error, and that the inputs and the
+        // failed response were stored.
+        const error = final.metadata.gateway.error;
+        throw new VerbatimError(
+          failure?.code ?? "upstream_failed",
+          error?.message ?? "the upstream request failed",
+          {
+            where: output.id,
+            hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
+          },
+        );
+      }
+      return responseObject(final, facts);
+    } finally {
+      options.clientGone?.removeEventListener("abort", onClientGone);
+      this.leases.release(output.id);
+      this.#running.delete(output.id);
+      markFinished();
+    }
+  }
+
+  /**
+   * Cancels a response (POST /v1/responses/:id/cancel, as OpenAI's): one this server answers
+   * stops its upstream call and ends `cancelled` with what arrived; one in progress on another
+   * server ends `cancelled` here (that server stops its call when it next renews its lease); a
+   * finished one is returned as it is.
+   */
+  async cancel(subject: string, id: string): Promise<ResponseObject> {
+    const { message } = await this.#response(subject, id);
+    if (message.status === "in_progress") {
+      const running = this.#running.get(message.id);
+      if (running !== undefined && running.subject === subject) {
+        running.stop("cancelled");
+        await running.finished;
+      } else {
+        try {
+          await this.store.finishMessage(subject, message.id, {
+            status: "cancelled",
+            gateway: { stopReason: "cancelled" },
+          });
+        } catch (error) {
+          if (!isVerbatimError(error) || error.code !== "gateway_message_not_in_progress") {
+            throw error;
+          }
+        }
+      }
+    }
+    return this.get(subject, id);
+  }
+
+  /** The messages a stored response took as input, and the anchor it continued. */
+  async #inputsOf(
+    subject: string,
+    output: GatewayMessage,
+  ): Promise<{
+    readonly inputs: GatewayMessage[];
+    readonly previousResponseId: string | null;
+  }> {
+    const { messages } = await this.store.readContext(subject, output.id);
+    const inputs: GatewayMessage[] = [];
+    let index = messages.length - 2;
+    for (; index >= 0; index--) {
+      const message = messages[index];
+      if (message === undefined) break;
+      const isResponse =
+        message.type === "assistant" && message.metadata.gateway.model !== undefined;
+      if (isResponse || message.type === "summary") break;
+      inputs.unshift(message);
+    }
+    const previous = index >= 0 ? messages[index] : undefined;
+    return { inputs, previousResponseId: previous?.id ?? null };
+  }
+
+  async get(subject: string, id: string): Promise<ResponseObject> {
+    // The settings are null for summaries and for responses stored before they were kept.
+    const { message: output, request } = await this.#response(subject, id);
+    const { previousResponseId } = await this.#inputsOf(subject, output);
+    return responseObject(output, {
+      previousResponseId,
+      instructions: request?.instructions ?? null,
+      tools: (request?.tools ?? []) as CreateResponseBody["tools"],
+      maxOutputTokens: request?.maxOutputTokens ?? null,
+    });
+  }
+
+  async inputItems(subject: string, id: string): Promise<ResponseItem[]> {
+    const { message: output } = await this.#response(subject, id);
+    const { inputs } = await this.#inputsOf(subject, output);
+    return inputs.flatMap(messageToItems);
+  }
+
+  /** A stored response (an assistant message or a summary) and its request settings. */
+  async #response(subject: string, id: string) {
+    const response = await this.store.getMessageWithRequest(subject, id);
+    const { message } = response;
+    if (message.type !== "assistant" && message.type !== "summary") {
+      throw new VerbatimError("resource_not_found", `no response ${id}`, {
+        where: id,
+        hint: "Response ids are the ids POST /v1/responses returned (or a summary's id)",
+      });
+    }
+    return response;
+  }
+}

@@ -1,0 +1,61 @@
+import type { Summarizer, SummaryRequest, SummaryResult } from "../../gateway/index.js";
+import { renderRequest, sendRound } from "verbatim-llm/providers";
+import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { upstreamFailure } from "../upstream/failure.js";
+import { upstreamErrorSanitizer } from "../upstream/scrub.js";
+import { modelVisibleHistory } from "./model-context.js";
+
+export const SUMMARY_INSTRUCTIONS =
+  "You compress conversations. Write a summary of the conversation so far that lets it continue without the original messages: the user's goals, decisions, facts and results established, open questions and the next steps. Write only the summary.";
+
+const SUMMARY_REQUEST = "Summarise the conversation so far, as instructed.";
+
+/**
+ * A Summarizer that makes one model call through src/providers, to the configured upstream; its
+ * failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
+ */
+export function providerSummarizer(config: UpstreamConfig, model: string): Summarizer {
+  const { provider, upstream } = resolveUpstream(config, model);
+  const sanitizer = upstreamErrorSanitizer(config);
+  return {
+    async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      const { history } = modelVisibleHistory([
+        ...request.messages,
+        { role: "user", content: [{ type: "text", text: SUMMARY_REQUEST }] },
+      ]);
+      const rendered = renderRequest(provider, {
+        history,
+        images: () => undefined,
+        options: {
+          model,
+          system: SUMMARY_INSTRUCTIONS,
+          maxTokens: config.defaultMaxOutputTokens,
+          stream: false,
+        },
+      });
+      const result = await sendRound(
+        { provider, model, body: rendered.body, stream: false },
+        {
+          apiKey: upstream.apiKey,
+          ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
+          env: {},
+          timeoutMs: config.timeoutMs,
+          maxRetries: config.maxRetries,
+          ...(request.signal === undefined ? {} : { signal: request.signal }),
+        },
+      ).catch((error: unknown) => {
+        throw upstreamFailure(error, sanitizer);
+      });
+      const text = result.message.content
+        .map((block) => (block.type === "text" ? block.text : ""))
+        .join("");
+      return {
+        text,
+        model: result.model,
+        provider,
+        ...(result.responseId === undefined ? {} : { providerResponseId: result.responseId }),
+        usage: result.usage,
+      };
+    },
+  };
+}

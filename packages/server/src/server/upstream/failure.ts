@@ -1,0 +1,43 @@
+import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
+import type { Sanitizer } from "verbatim-llm/trajectory";
+import { storableText } from "../responses/repair.js";
+
+/**
+ * An upstream call's failure as a caller sees it and the store keeps it: the provider's error
+ * mapped to the server's codes (`upstream_not_configured`, `upstream_timeout`,
+ * `upstream_failed`), its text scrubbed (scrub.ts) and storable. The unscrubbed error is not
+ * kept as its cause, so no log shows it either.
+ */
+export function upstreamFailure(error: unknown, sanitizer: Sanitizer): VerbatimError {
+  const mapped = mappedFailure(error);
+  const clean = (text: string) => sanitizer.sanitizeText(storableText(text)).value;
+  return new VerbatimError(mapped.code, clean(mapped.message), {
+    ...(mapped.where === undefined ? {} : { where: mapped.where }),
+    ...(mapped.hint === undefined ? {} : { hint: clean(mapped.hint) }),
+  });
+}
+
+function mappedFailure(error: unknown): VerbatimError {
+  if (isVerbatimError(error)) {
+    if (error.code === "provider_api_key_missing") {
+      return new VerbatimError("upstream_not_configured", error.message, {
+        hint: "Set the provider's API key in the server's environment (docs/server.md)",
+      });
+    }
+    if (error.code === "provider_timeout") {
+      return new VerbatimError("upstream_timeout", error.message, {
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+      });
+    }
+    if (error.code.startsWith("provider_")) {
+      return new VerbatimError("upstream_failed", error.message, {
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+      });
+    }
+    return error;
+  }
+  return new VerbatimError(
+    "upstream_failed",
+    `the upstream request failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}

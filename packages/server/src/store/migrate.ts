@@ -1,0 +1,152 @@
+import { sql, type Kysely } from "kysely";
+import { VerbatimError } from "verbatim-llm/core";
+import type { StoreDatabase } from "./database.js";
+import { describeLocation } from "./location.js";
+import { storeMigrations } from "./migrations/index.js";
+import type { Migration } from "./migrations/migration.js";
+import type { StoreSchema } from "./schema.js";
+
+export interface MigrationReport {
+  /** Migrations this call applied, in order. */
+  readonly applied: readonly string[];
+  /** Every migration the database holds now. */
+  readonly current: readonly string[];
+}
+
+/**
+ * Brings the database up to the newest migration. Each migration runs in its own transaction
+ * and is recorded in `verbatim_migrations`. On PostgreSQL the whole run holds a session
+ * advisory lock (one per schema), so several servers starting at once migrate one after the
+ * other and the later ones find nothing to do. A database that holds a migration this code does
+ * not know is newer than the code: refused with `store_schema_newer`, nothing changed.
+ */
+export async function migrateDatabase(
+  database: StoreDatabase,
+  migrations: readonly Migration[] = storeMigrations,
+): Promise<MigrationReport> {
+  const { capabilities } = database;
+  try {
+    return await database.db.connection().execute(async (connection) => {
+      if (capabilities.advisoryLocks) {
+        await sql`select pg_advisory_lock(hashtext('verbatim.migrate:' || current_schema()))`.execute(
+          connection,
+        );
+      }
+      try {
+        return await runPending(database, connection, migrations);
+      } finally {
+        if (capabilities.advisoryLocks) {
+          await sql`select pg_advisory_unlock(hashtext('verbatim.migrate:' || current_schema()))`.execute(
+            connection,
+          );
+        }
+      }
+    });
+  } catch (error) {
+    if (error instanceof VerbatimError) throw error;
+    throw new VerbatimError(
+      "store_migration_failed",
+      `migrating the database failed: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        where: describeLocation(database.location),
+        hint: "Nothing of the failed migration was kept; fix the cause and run it again",
+        cause: error,
+      },
+    );
+  }
+}
+
+async function runPending(
+  database: StoreDatabase,
+  connection: Kysely<StoreSchema>,
+  migrations: readonly Migration[],
+): Promise<MigrationReport> {
+  const begin = sql.raw(database.capabilities.beginStatement);
+  await begin.execute(connection);
+  try {
+    await connection.schema
+      .createTable("verbatim_migrations")
+      .ifNotExists()
+      .addColumn("name", "text", (column) => column.primaryKey())
+      .addColumn("applied_at", "text", (column) => column.notNull())
+      .execute();
+    await sql`commit`.execute(connection);
+  } catch (error) {
+    await sql`rollback`.execute(connection).catch(() => undefined);
+    throw error;
+  }
+  const applied: string[] = [];
+  for (;;) {
+    await begin.execute(connection);
+    try {
+      const done = await appliedNames(connection);
+      checkKnown(database, done, migrations);
+      const next = migrations[done.length];
+      if (next === undefined) {
+        await sql`commit`.execute(connection);
+        return { applied, current: done };
+      }
+      await next.up(connection as Kysely<unknown>, database.capabilities);
+      await connection
+        .insertInto("verbatim_migrations")
+        .values({ name: next.name, applied_at: new Date().toISOString() })
+        .execute();
+      await sql`commit`.execute(connection);
+      applied.push(next.name);
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+async function appliedNames(connection: Kysely<StoreSchema>): Promise<string[]> {
+  const rows = await connection
+    .selectFrom("verbatim_migrations")
+    .select("name")
+    .orderBy("name")
+    .execute();
+  return rows.map((row) => row.name);
+}
+
+/** The applied names must be the first migrations of the list, in order. */
+function checkKnown(
+  database: StoreDatabase,
+  done: readonly string[],
+  migrations: readonly Migration[],
+): void {
+  done.forEach((name, index) => {
+    if (migrations[index]?.name === name) return;
+    const known = migrations.some((migration) => migration.name === name);
+    throw new VerbatimError(
+      known ? "store_migration_failed" : "store_schema_newer",
+      known
+        ? `the database's migrations are out of order at "${name}"`
+        : `the database holds migration "${name}", which this version of verbatim does not know`,
+      {
+        where: describeLocation(database.location),
+        hint: known
+          ? "The verbatim_migrations table was edited by hand; restore it from a backup"
+          : "Upgrade verbatim to the version that wrote this database",
+        details: { migration: name },
+      },
+    );
+  });
+}
+
+/** The names of the migrations the database holds (empty when it was never migrated). */
+export async function appliedMigrations(database: StoreDatabase): Promise<string[]> {
+  const exists =
+    database.capabilities.dialect === "postgres"
+      ? await sql<{
+          found: string | null;
+        }>`select to_regclass('verbatim_migrations')::text as found`
+          .execute(database.db)
+          .then((result) => result.rows[0]?.found != null)
+      : await sql<{
+          found: string;
+        }>`select name as found from sqlite_master where type = 'table' and name = 'verbatim_migrations'`
+          .execute(database.db)
+          .then((result) => result.rows.length > 0);
+  return exists ? appliedNames(database.db) : [];
+}

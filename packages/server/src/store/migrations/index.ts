@@ -1,0 +1,22 @@
+import { gatewayMessagesMigration } from "./0001-gateway-messages.js";
+import { serverApiKeysMigration } from "./0002-server-api-keys.js";
+import { backgroundAgentJobsMigration } from "./0003-background-agent-jobs.js";
+import { apiKeyNotificationsMigration } from "./0004-api-key-notifications.js";
+import { messageRequestSettingsMigration } from "./0005-message-request-settings.js";
+import { responseLeasesMigration } from "./0006-response-leases.js";
+import { consoleSearchMigration } from "./0007-console-search.js";
+import type { Migration } from "./migration.js";
+
+/**
+ * Every migration, in the order they run. Append new ones at the end (never reorder, rename
+ * or edit an applied one): `0002-…` goes after `0001-…`.
+ */
+export const storeMigrations: readonly Migration[] = [
+  gatewayMessagesMigration,
+  serverApiKeysMigration,
+  backgroundAgentJobsMigration,
+  apiKeyNotificationsMigration,
+  messageRequestSettingsMigration,
+  responseLeasesMigration,
+  consoleSearchMigration,
+];

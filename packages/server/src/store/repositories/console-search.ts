@@ -1,0 +1,77 @@
+import { sql, type Kysely } from "kysely";
+import type { DialectCapabilities } from "../capabilities.js";
+import type { StoreSchema } from "../schema.js";
+
+/**
+ * The console's full-text search over stored messages and job items (docs/console.md,
+ * "Search"): a case-insensitive substring match on their JSON text (the query escaped as JSON
+ * escapes it), newest first. On SQLite
+ * it reads the FTS5 trigram index of migration 0007 (a phrase query for three characters or
+ * more; shorter text, such as one emoji, is matched with LIKE over the same index table); on
+ * PostgreSQL it is `ILIKE` on the JSON text.
+ */
+export interface SearchRow {
+  readonly kind: "message" | "item";
+  /** The message id, or the item key. */
+  readonly id: string;
+  /** The conversation id, or the job id. */
+  readonly parent_id: string;
+  /** The turn of an item; null for a message. */
+  readonly turn_id: string | null;
+  readonly subject_uid: string;
+  readonly created_at: string;
+  /** The JSON text that matched (message content, or the item). */
+  readonly body: string;
+}
+
+function likePattern(query: string): string {
+  return `%${query.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+export async function searchConsole(
+  db: Kysely<StoreSchema>,
+  capabilities: DialectCapabilities,
+  request: { readonly query: string; readonly limit: number; readonly offset: number },
+): Promise<SearchRow[]> {
+  const { limit, offset } = request;
+  // The text is searched in the stored JSON, where quotes, backslashes and control characters
+  // are escaped: the query is escaped the same way.
+  const query = JSON.stringify(request.query).slice(1, -1);
+  const like = likePattern(query);
+  let messages;
+  let items;
+  if (capabilities.dialect === "sqlite") {
+    // The trigram index answers a phrase of three characters or more; below that, LIKE
+    // (the same match, without the index).
+    const long = [...query].length >= 3;
+    const phrase = `"${query.replace(/"/g, '""')}"`;
+    const matchMessages = long
+      ? sql`s.content match ${phrase}`
+      : sql`s.content like ${like} escape '\\'`;
+    const matchItems = long ? sql`s.item match ${phrase}` : sql`s.item like ${like} escape '\\'`;
+    messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
+        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at, m.content as body
+      from ai_gateway_messages_search s join ai_gateway_messages m on m.rowid = s.rowid
+      where ${matchMessages}`;
+    items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
+        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at, i.item as body
+      from background_agent_job_turn_items_search s
+      join background_agent_job_turn_items i on i.rowid = s.rowid
+      where ${matchItems}`;
+  } else {
+    messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
+        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at,
+        m.content::text as body
+      from ai_gateway_messages m where m.content::text ilike ${like} escape '\\'`;
+    items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
+        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at,
+        i.item::text as body
+      from background_agent_job_turn_items i where i.item::text ilike ${like} escape '\\'`;
+  }
+  const result = await sql<SearchRow>`select * from (${messages} union all ${items}) hits
+    order by created_at desc, parent_id desc, id desc limit ${limit} offset ${offset}`.execute(db);
+  return result.rows.map((row) => ({
+    ...row,
+    body: typeof row.body === "string" ? row.body : JSON.stringify(row.body),
+  }));
+}

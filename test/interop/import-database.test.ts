@@ -1,0 +1,133 @@
+import { describe, expect, it, afterAll, beforeAll } from "vitest";
+import { readFileSync } from "node:fs";
+import { bufferIO, main } from "../../packages/library/src/cli/index.js";
+import { importClaudeCodeFile } from "../../packages/library/src/interop/index.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import {
+  freshDatabase,
+  postgresUrl,
+  testDialects,
+  type FreshDatabase,
+} from "../support/databases.js";
+import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
+
+interface Report {
+  conversations: { name: string; outcome: string; lastMessageId?: string; messages: number }[];
+}
+
+for (const dialect of testDialects) {
+  const skip = dialect === "postgres" && postgresUrl === undefined;
+  (skip ? describe.skip : describe)(
+    `verbatim import claude-code|codex --into <database> --subject S [${dialect}]`,
+    () => {
+      let fresh: FreshDatabase;
+      let target = "";
+      beforeAll(async () => {
+        fresh = await freshDatabase(dialect);
+        target = dialect === "sqlite" ? `sqlite:${fresh.locationText}` : fresh.locationText;
+      });
+      afterAll(async () => fresh.cleanup());
+
+      async function run(argv: string[]) {
+        const io = bufferIO();
+        const code = await main(argv, io);
+        return { code, out: io.out().toString("utf8"), err: io.err() };
+      }
+
+      it("each conversation becomes one chain of the subject holding its history as imported", async () => {
+        const folder = `${fixturesRoot}claude-code/2.1-subagents`;
+        const result = await run([
+          "import",
+          "claude-code",
+          folder,
+          "--into",
+          target,
+          "--subject",
+          "alice",
+          "--json",
+        ]);
+        expect(result.code, result.err).toBe(0);
+        const report = JSON.parse(result.out) as Report;
+        expect(report.conversations.map((entry) => entry.outcome)).toEqual([
+          "imported",
+          "imported",
+        ]);
+        const store = new GatewayMessageStore(fresh.database);
+        for (const file of fixtureFiles("claude-code/2.1-subagents", ".jsonl")) {
+          for (const imported of importClaudeCodeFile(file, readFileSync(file)).conversations) {
+            const entry = report.conversations.find(
+              (candidate) => candidate.name === imported.name,
+            );
+            const chain = await store.readFullChain("alice", entry?.lastMessageId ?? "");
+            expect(
+              chain.map((message) => ({ role: message.role, content: message.content })),
+            ).toEqual(
+              imported.conversation.history.map((message) => ({
+                role: message.role,
+                content: message.content,
+              })),
+            );
+          }
+        }
+      });
+
+      it("re-running the import writes nothing; another subject gets chains of its own", async () => {
+        const folder = `${fixturesRoot}claude-code/2.1-subagents`;
+        const again = JSON.parse(
+          (
+            await run([
+              "import",
+              "claude-code",
+              folder,
+              "--into",
+              target,
+              "--subject",
+              "alice",
+              "--json",
+            ])
+          ).out,
+        ) as Report;
+        expect(again.conversations.map((entry) => entry.outcome)).toEqual([
+          "unchanged",
+          "unchanged",
+        ]);
+        const bob = JSON.parse(
+          (
+            await run([
+              "import",
+              "claude-code",
+              folder,
+              "--into",
+              target,
+              "--subject",
+              "bob",
+              "--json",
+            ])
+          ).out,
+        ) as Report;
+        expect(bob.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
+      });
+
+      it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {
+        const codex = await run([
+          "import",
+          "codex",
+          `${fixturesRoot}codex/0.129`,
+          "--into",
+          target,
+          "--subject",
+          "alice",
+        ]);
+        expect(codex.code, codex.err).toBe(0);
+        expect(codex.out).toMatch(/imported 2, extended 0/);
+        expect((await run(["import", "codex", fixturesRoot, "--into", target])).err).toMatch(
+          /--subject is required/,
+        );
+        expect(
+          (await run(["import", "swe-agent", fixturesRoot, "--into", target, "--subject", "alice"]))
+            .code,
+        ).toBe(2);
+      });
+    },
+  );
+}
