@@ -170,12 +170,20 @@ describe("verbatim import claude-code|codex --into <folder>", () => {
     }
   });
 
-  it("refuses an unknown source, a missing --into and a database target with a usage error", async () => {
+  it("refuses an unknown source, a missing --into, and --subject without a database target", async () => {
     expect((await run(["import", "cursor", "x", "--into", "y"])).code).toBe(2);
     expect((await run(["import", "codex", "x"])).err).toMatch(/--into is required/);
-    const database = await run(["import", "codex", fixturesRoot, "--into", "sqlite:x.db"]);
-    expect(database.code).toBe(2);
-    expect(database.err).toMatch(/database targets/);
+    const subject = await run([
+      "import",
+      "codex",
+      fixturesRoot,
+      "--into",
+      "folder",
+      "--subject",
+      "alice",
+    ]);
+    expect(subject.code).toBe(2);
+    expect(subject.err).toMatch(/--subject goes with a database target/);
   });
 });
 
