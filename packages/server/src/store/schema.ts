@@ -89,6 +89,18 @@ export interface GatewayIdempotencyKeyTable {
   readonly created_at: string;
 }
 
+/**
+ * A tombstone: an id (conversation, response or conversation item) its subject deleted through
+ * the API (migration 0008). The deleted rows stay; caller routes answer the id as missing.
+ */
+export interface GatewayCallerDeletionTable {
+  readonly subject_uid: string;
+  readonly object_id: string;
+  /** `conversation`, `response` or `item`. */
+  readonly kind: string;
+  readonly deleted_at: string;
+}
+
 /** A server API key (src/server): only its SHA-256 is stored; it acts for one subject. */
 export interface ApiKeyTable {
   readonly key_sha256: string;
@@ -105,6 +117,7 @@ export interface StoreSchema {
   readonly ai_gateway_branches: GatewayBranchTable;
   readonly ai_gateway_messages: GatewayMessageTable;
   readonly ai_gateway_idempotency_keys: GatewayIdempotencyKeyTable;
+  readonly ai_gateway_caller_deletions: GatewayCallerDeletionTable;
   readonly verbatim_api_keys: ApiKeyTable;
   readonly background_agent_jobs: BackgroundAgentJobTable;
   readonly background_agent_job_turns: BackgroundAgentJobTurnTable;

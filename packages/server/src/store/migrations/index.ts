@@ -5,6 +5,7 @@ import { apiKeyNotificationsMigration } from "./0004-api-key-notifications.js";
 import { messageRequestSettingsMigration } from "./0005-message-request-settings.js";
 import { responseLeasesMigration } from "./0006-response-leases.js";
 import { consoleSearchMigration } from "./0007-console-search.js";
+import { callerDeletionsMigration } from "./0008-caller-deletions.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -19,4 +20,5 @@ export const storeMigrations: readonly Migration[] = [
   messageRequestSettingsMigration,
   responseLeasesMigration,
   consoleSearchMigration,
+  callerDeletionsMigration,
 ];
