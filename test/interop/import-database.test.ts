@@ -108,6 +108,49 @@ for (const dialect of testDialects) {
         expect(bob.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
       });
 
+      it("the other branches of a session (rewinds, edits) are kept as forks where they leave the chain", async () => {
+        const file = `${fixturesRoot}claude-code/2.0-project-folder/-Users-user-project/b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl`;
+        const first = JSON.parse(
+          (
+            await run([
+              "import",
+              "claude-code",
+              file,
+              "--into",
+              target,
+              "--subject",
+              "carol",
+              "--json",
+            ])
+          ).out,
+        ) as {
+          conversations: { conversationId: string; forks?: number; outcome: string }[];
+        };
+        expect(first.conversations[0]).toMatchObject({ outcome: "imported", forks: 2 });
+        const store = new GatewayMessageStore(fresh.database);
+        const conversationId = first.conversations[0]?.conversationId ?? "";
+        const stored = await store.listMessages("carol", conversationId);
+        const again = JSON.parse(
+          (
+            await run([
+              "import",
+              "claude-code",
+              file,
+              "--into",
+              target,
+              "--subject",
+              "carol",
+              "--json",
+            ])
+          ).out,
+        ) as typeof first;
+        expect(again.conversations[0]).toMatchObject({ outcome: "unchanged", forks: 2 });
+        expect((await store.listMessages("carol", conversationId)).length).toBe(stored.length);
+        const imported = importClaudeCodeFile(file, readFileSync(file)).conversations[0];
+        expect(imported?.branches?.length).toBe(2);
+        expect(stored.length).toBeGreaterThan(imported?.conversation.history.length ?? 0);
+      });
+
       it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {
         const codex = await run([
           "import",

@@ -1,4 +1,5 @@
 import type { SavedConversation } from "../format/conversation-schema.js";
+import type { Message } from "../history/message.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
 
 /** The sources verbatim imports (docs/interop.md). */
@@ -18,6 +19,11 @@ export interface ImportedConversation {
   readonly sourceSha256: string;
   readonly conversation: SavedConversation;
   readonly images: ReadonlyMap<string, Uint8Array>;
+  /**
+   * The histories of the source's other branches (a rewind, an edit, a retry), each from its
+   * root: kept as forks by targets that have them (the gateway store); a package keeps one.
+   */
+  readonly branches?: readonly (readonly Message[])[];
 }
 
 /** What one source file gave: its conversations, what was left out, and the line account. */

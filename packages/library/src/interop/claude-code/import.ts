@@ -1,7 +1,7 @@
 import { basename, dirname } from "node:path";
 import { utf8DecodeLenient } from "../../core/bytes.js";
 import { sha256Hex } from "../../core/hash.js";
-import { ConversationBuilder } from "../conversation-builder.js";
+import { ConversationBuilder, type BuiltConversation } from "../conversation-builder.js";
 import {
   IMPORTED_NOTICE_KIND,
   packageName,
@@ -14,7 +14,14 @@ import { LeftOutLedger, LineLedger, reportCompaction } from "../report.js";
 import { addAssistantContent, addUserContent, CLAUDE_CODE_INTERRUPTED_RESULT } from "./content.js";
 import { contentOf, isMessageLine, lineType, sessionIdOf } from "./lines.js";
 import { addNoticeLine, leftOutReason } from "./notices.js";
-import { newestPath, splitThreads, type Thread } from "./threads.js";
+import {
+  newestPath,
+  otherLeaves,
+  pathTo,
+  splitThreads,
+  type Thread,
+  type ThreadPath,
+} from "./threads.js";
 
 const BRANCH_REASON =
   "format 1 keeps one history: the branch ending at the newest message was imported, and this message is on another branch (a rewind, an edit or a retry)";
@@ -105,6 +112,38 @@ function importThread(
     builder.notice("meta", "subagent", `Sub-agent ${thread.agentId}`, options.meta.trim());
   }
   const path = newestPath(thread);
+  const built = buildFromPath(file, thread, path, builder, ledger);
+  // Each other branch's history, for targets that keep forks (the gateway store); the archive
+  // keeps one history and the ledger above reports their lines.
+  const branches = otherLeaves(thread, path).map((leaf) => {
+    const scratch = new LineLedger(new LeftOutLedger());
+    return buildFromPath(file, thread, pathTo(thread, leaf), new ConversationBuilder(), scratch)
+      .conversation.history;
+  });
+  return {
+    name: packageName(
+      thread.agentId === undefined
+        ? ["claude-code", sessionId]
+        : ["claude-code", sessionId, "agent", thread.agentId],
+    ),
+    source: "claude-code",
+    sourceId,
+    file,
+    sourceSha256,
+    conversation: built.conversation,
+    images: built.images,
+    ...(branches.length === 0 ? {} : { branches }),
+  };
+}
+
+/** The conversation along one path: its message lines, and every other line as before. */
+function buildFromPath(
+  file: string,
+  thread: Thread,
+  path: ThreadPath,
+  builder: ConversationBuilder,
+  ledger: LineLedger,
+): BuiltConversation {
   for (const line of thread.lines) {
     const leaveOut = (what: string, reason: string): void =>
       ledger.leftOut.add(file, what, reason, line.line);
@@ -145,19 +184,7 @@ function importThread(
       text: `The ${call.name} call ${call.id} has no result in the source (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the result Claude Code gives an interrupted call, "${CLAUDE_CODE_INTERRUPTED_RESULT}", marked here as added.`,
     });
   }
-  return {
-    name: packageName(
-      thread.agentId === undefined
-        ? ["claude-code", sessionId]
-        : ["claude-code", sessionId, "agent", thread.agentId],
-    ),
-    source: "claude-code",
-    sourceId,
-    file,
-    sourceSha256,
-    conversation: built.conversation,
-    images: built.images,
-  };
+  return built;
 }
 
 function isKeptType(line: SourceLine): boolean {

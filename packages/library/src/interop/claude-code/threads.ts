@@ -80,12 +80,35 @@ export interface ThreadPath {
  * Every other message line is on another branch (rewind, edit, retry).
  */
 export function newestPath(thread: Thread): ThreadPath {
-  const byUuid = new Map<string, SourceLine>();
   let leaf: SourceLine | undefined;
+  for (const line of thread.lines) if (isMessageLine(line)) leaf = line;
+  return pathTo(thread, leaf);
+}
+
+/**
+ * The other branches' leaves: message lines off the main path that no message line continues
+ * (a rewound, edited or retried part ends there), oldest first.
+ */
+export function otherLeaves(thread: Thread, main: ThreadPath): SourceLine[] {
+  const parents = new Set<string>();
+  for (const line of thread.lines) {
+    const parent = parentOf(line);
+    if (parent !== undefined && isMessageLine(line)) parents.add(parent);
+  }
+  return thread.lines.filter((line) => {
+    const uuid = uuidOf(line);
+    return (
+      isMessageLine(line) && !main.included.has(line) && uuid !== undefined && !parents.has(uuid)
+    );
+  });
+}
+
+/** The path ending at `leaf` (see newestPath). */
+export function pathTo(thread: Thread, leaf: SourceLine | undefined): ThreadPath {
+  const byUuid = new Map<string, SourceLine>();
   for (const line of thread.lines) {
     const uuid = uuidOf(line);
     if (uuid !== undefined) byUuid.set(uuid, line);
-    if (isMessageLine(line)) leaf = line;
   }
   const messageLines = thread.lines.filter(isMessageLine);
   const chain = new Set<SourceLine>();

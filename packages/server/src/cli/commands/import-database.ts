@@ -39,12 +39,14 @@ export interface ChainImport {
   readonly conversationId?: string;
   readonly lastMessageId?: string;
   readonly messages: number;
+  /** Other branches of the source stored as forks of the chain. */
+  readonly forks?: number;
 }
 
 /** The idempotency key of one write of an imported chain: the source, its id, the part, the content. */
 function writeKey(
   imported: ImportedConversation,
-  part: number,
+  part: string,
   messages: readonly Message[],
 ): string {
   const digest = sha256Hex(
@@ -75,17 +77,84 @@ export async function appendImportedChain(
       messages: 0,
     };
   }
+  const main = await appendMessagesFrom(
+    store,
+    subject,
+    imported,
+    "main",
+    history,
+    null,
+    undefined,
+    startedAt,
+  );
+  const conversationId = main.ids.length === 0 ? undefined : main.conversationId;
+  // Other branches become forks where they leave the main history (B4: a continuation of an
+  // earlier message starts a new branch of the same conversation).
+  let forks = 0;
+  for (const [index, branch] of (imported.branches ?? []).entries()) {
+    const shared = sharedPrefix(history, branch);
+    if (shared === branch.length) continue;
+    await appendMessagesFrom(
+      store,
+      subject,
+      imported,
+      `branch-${index}`,
+      branch.slice(shared),
+      shared === 0 ? null : (main.ids[shared - 1] ?? null),
+      conversationId,
+      startedAt,
+    );
+    forks++;
+  }
+  const last = main.ids[main.ids.length - 1];
+  return {
+    ...base,
+    outcome:
+      main.written === 0 ? "unchanged" : main.written === history.length ? "imported" : "extended",
+    ...(conversationId === undefined ? {} : { conversationId }),
+    ...(last === undefined ? {} : { lastMessageId: last }),
+    messages: history.length,
+    forks,
+  };
+}
+
+/** How many messages two histories share from the start. */
+function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
+  let index = 0;
+  while (
+    index < a.length &&
+    index < b.length &&
+    JSON.stringify(a[index]) === JSON.stringify(b[index])
+  )
+    index++;
+  return index;
+}
+
+/** Appends messages after `previous` in writes of the store's limit; the stored ids in order. */
+async function appendMessagesFrom(
+  store: GatewayMessageStore,
+  subject: string,
+  imported: ImportedConversation,
+  label: string,
+  messages: readonly Message[],
+  previous: string | null,
+  conversationId: string | undefined,
+  startedAt: string,
+): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
   const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
-  let previous: string | null = null;
-  let conversationId: string | undefined;
+  const ids: string[] = [];
   let written = 0;
-  for (let part = 0; part * size < history.length; part++) {
-    const chunk = history.slice(part * size, (part + 1) * size);
+  let anchor = previous;
+  let conversation = conversationId;
+  for (let part = 0; part * size < messages.length; part++) {
+    const chunk = messages.slice(part * size, (part + 1) * size);
+    const starts = anchor === null && conversation === undefined;
     const stored = await store.appendMessages(subject, {
-      previousMessageId: previous,
+      previousMessageId: anchor,
+      ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
       messages: chunk.map((message) => ({ role: message.role, content: message.content })),
-      idempotencyKey: writeKey(imported, part, chunk),
-      ...(part === 0
+      idempotencyKey: writeKey(imported, `${label}.${part}.${anchor ?? ""}`, chunk),
+      ...(starts
         ? {
             conversationMetadata: {
               source: imported.source,
@@ -95,19 +164,16 @@ export async function appendImportedChain(
           }
         : {}),
     });
+    for (const message of stored) {
+      ids.push(message.id);
+      if (message.createdAt >= startedAt) written++;
+    }
     const last = stored[stored.length - 1];
     if (last === undefined) break;
-    previous = last.id;
-    conversationId = last.conversationId;
-    for (const message of stored) if (message.createdAt >= startedAt) written++;
+    anchor = last.id;
+    conversation = last.conversationId;
   }
-  return {
-    ...base,
-    outcome: written === 0 ? "unchanged" : written === history.length ? "imported" : "extended",
-    ...(conversationId === undefined ? {} : { conversationId }),
-    ...(previous === null ? {} : { lastMessageId: previous }),
-    messages: history.length,
-  };
+  return { ids, written, conversationId: conversation };
 }
 
 export interface DatabaseImportReport {
