@@ -10,6 +10,7 @@ import { sha256Hex } from "../../packages/library/src/core/hash.js";
 import type { JsonObject } from "../../packages/library/src/core/strict-json.js";
 import type { Message } from "../../packages/library/src/history/message.js";
 import {
+  checkCachePrefix,
   createStreamParser,
   parseResponse,
   renderRequest,
@@ -409,6 +410,13 @@ describe("compaction (real shapes)", () => {
     expect(
       (JSON.parse(nextTurn.body) as { messages: { content: unknown[] }[] }).messages[1]?.content[0],
     ).toEqual({ type: "text", text: `[Compaction summary]\n${summary}` });
+    // The cached prefix ends at the compaction block once (docs/providers.md, A23 section).
+    expect(
+      checkCachePrefix(within.body, nextTurn.body, { ignoreSignedMaterial: true }),
+    ).toMatchObject({
+      ok: false,
+      difference: { messageIndex: 1, path: "$.messages[1].content[0].type" },
+    });
     const chat = renderRequest("openai-chat", {
       history: [...history, user("Thanks")],
       images: noImages,
