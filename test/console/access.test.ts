@@ -1,7 +1,8 @@
 /**
  * Everyone can use the console (issue 20): a keyboard-only walk from the list through a
- * conversation's messages with a visible focus, axe-core finding no violation (light and dark,
- * 1440 and 390 px wide), and screenshots of every screen at both sizes kept as test artefacts
+ * conversation's messages with a visible focus, axe-core finding no violation on the list, a
+ * conversation, the side-by-side view, a job and search results (light and dark, 1440 and
+ * 390 px wide), and screenshots of every screen at both sizes kept as test artefacts
  * under .verbatim-test/screenshots (docs/console.md shows them).
  */
 import { createRequire } from "node:module";
@@ -156,6 +157,14 @@ describe.skipIf(!hasChromium)(
           await expect.poll(() => page.locator("#content .turn").count()).toBe(1);
           problems.push(...(await axeViolations(page)).map((one) => `job: ${one}`));
           await shot("job");
+
+          // At 390 px the list (and the search box above it) shows once nothing is selected.
+          await page.goto(`${harness.url}/conversations`);
+          await page.locator("#search").fill("天気");
+          await page.locator("#search-form button").click();
+          await expect.poll(() => page.locator("#list li[data-hit]").count()).toBeGreaterThan(0);
+          problems.push(...(await axeViolations(page)).map((one) => `search: ${one}`));
+          await shot("search");
           expect(problems).toEqual([]);
           await page.close();
         });

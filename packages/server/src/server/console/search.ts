@@ -45,13 +45,18 @@ const searchReplySchema = z.object({
   next_cursor: z.string().nullable(),
 });
 
-/** The text of a stored JSON value: its strings, joined by spaces. */
+/** Fields whose values are labels or digests, not text a person wrote (left out of snippets). */
+const NOT_TEXT = new Set(["type", "sha256", "mimeType", "execution_mechanism", "status", "kind"]);
+
+/** The text of a stored JSON value: its strings (labels and digests left out), joined by spaces. */
 function textOf(json: string): string {
   const strings: string[] = [];
   const walk = (value: unknown): void => {
     if (typeof value === "string") strings.push(value);
     else if (Array.isArray(value)) value.forEach(walk);
-    else if (typeof value === "object" && value !== null) Object.values(value).forEach(walk);
+    else if (typeof value === "object" && value !== null) {
+      for (const [key, one] of Object.entries(value)) if (!NOT_TEXT.has(key)) walk(one);
+    }
   };
   try {
     walk(JSON.parse(json));
