@@ -2,7 +2,9 @@
  * One measured phase of bench/interop, in a process of its own so that its peak memory is its
  * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code-read`
  * and `codex-read <folder>` read and convert every file without writing; `claude-code <folder>
- * <into>` and `codex <folder> <into>` import it into packages. Prints one JSON line:
+ * <into>` and `codex <folder> <into>` import it into packages; `claude-code-sqlite` and
+ * `codex-sqlite <folder> <file>` import it into one SQLite store (one chain per conversation,
+ * the database migrated before the clock starts). Prints one JSON line:
  * seconds, bytes read, peak resident memory.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -26,8 +28,30 @@ const [phase = "", folder = "", into = ""] = process.argv.slice(2);
 const list = files(folder);
 let bytes = 0;
 for (const file of list) bytes += statSync(file).size;
+// The server's modules are loaded for the store phases only (the others' memory is their own).
+const server = phase.endsWith("-sqlite")
+  ? {
+      ...(await import("../../packages/server/src/cli/commands/import-database.js")),
+      ...(await import("../../packages/server/src/gateway/message-store.js")),
+      ...(await import("../../packages/server/src/store/database.js")),
+      ...(await import("../../packages/server/src/store/migrate.js")),
+    }
+  : undefined;
+const sqlite = await server?.openDatabase({ dialect: "sqlite", path: into }, { poolSize: 1 });
+if (sqlite !== undefined) await server?.migrateDatabase(sqlite);
 const start = process.hrtime.bigint();
-if (phase === "baseline") {
+if (sqlite !== undefined && server !== undefined) {
+  const { appendImportedChain, GatewayMessageStore } = server;
+  const source = phase === "codex-sqlite" ? "codex" : "claude-code";
+  const store = new GatewayMessageStore(sqlite);
+  const startedAt = store.now();
+  for (const file of list) {
+    const result = await importConversationFile(source, file, readFileSync(file));
+    for (const imported of result.conversations) {
+      await appendImportedChain(store, "bench", imported, startedAt);
+    }
+  }
+} else if (phase === "baseline") {
   let lines = 0;
   for (const file of list) {
     for (const line of readFileSync(file, "utf8").split("\n")) {
@@ -53,6 +77,7 @@ if (phase === "baseline") {
   throw new Error(`unknown phase ${phase}`);
 }
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+await sqlite?.close();
 process.stdout.write(
   `${JSON.stringify({ phase, seconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
 );

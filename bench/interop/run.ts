@@ -91,6 +91,17 @@ try {
       result: runPhase([source, sourceFolder, into]),
       baseline,
     });
+    const store = join(folder, `store-${source}.sqlite`);
+    rows.push({
+      name: `import ${source} into one SQLite store`,
+      result: runPhase([`${source}-sqlite`, sourceFolder, store]),
+      baseline,
+    });
+    rows.push({
+      name: `import ${source} into the store again (idempotent)`,
+      result: runPhase([`${source}-sqlite`, sourceFolder, store]),
+      baseline,
+    });
   }
   process.stdout.write(
     "| phase | files | MB | seconds | MB/s | × baseline | peak RSS MB |\n| --- | --- | --- | --- | --- | --- | --- |\n",
