@@ -5,6 +5,10 @@ import type { StoreDatabase } from "../../store/index.js";
 import { ResponsesService } from "../responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
 import { registerCompressRoute } from "./compress.js";
+import { GatewayConversations } from "../../gateway/conversations.js";
+import { registerConversationRoutes } from "./conversations.js";
+import { registerModelRoutes } from "./models.js";
+import { hideDeletedResponses, registerResponseExtraRoutes } from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
 
 export interface CallerRouteOptions {
@@ -16,6 +20,16 @@ export interface CallerRouteOptions {
 /** Caller routes (/v1): responses, compression, jobs; under per-subject API keys. */
 export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
   const { store } = options;
+  const conversations = new GatewayConversations(store);
+  // Before the routes: what a subject deleted is not found on any of them.
+  app.addHook("preHandler", hideDeletedResponses(conversations));
+  registerConversationRoutes(app, conversations);
+  registerResponseExtraRoutes(app, {
+    conversations,
+    store,
+    upstream: options.upstream ?? NO_UPSTREAM,
+  });
+  registerModelRoutes(app, options.upstream ?? NO_UPSTREAM);
   registerResponseRoutes(app, new ResponsesService(store, options.upstream ?? NO_UPSTREAM));
   registerCompressRoute(app, store, options.upstream);
   registerJobCallerRoutes(app, new BackgroundAgentJobs(options.database), store);

@@ -10,6 +10,7 @@ import {
 } from "../responses/schemas.js";
 import type { ResponsesService } from "../responses/service.js";
 import { StreamingResponseWriter } from "../responses/stream-writer.js";
+import { retrieveResponseQuerySchema, sendReplay } from "./response-replay.js";
 
 const errors = {
   400: errorReplySchema,
@@ -100,18 +101,26 @@ export function registerResponseRoutes(app: FastifyInstance, service: ResponsesS
     await service.leases.stop();
   });
 
-  app.get<{ Params: z.infer<typeof responseIdParamsSchema> }>(
+  app.get<{
+    Params: z.infer<typeof responseIdParamsSchema>;
+    Querystring: z.infer<typeof retrieveResponseQuerySchema>;
+  }>(
     "/v1/responses/:id",
     {
       schema: {
-        summary: "Read a stored response",
+        summary: "Read a stored response (stream=true: replayed as server-sent events)",
         tags: ["responses"],
         security: [{ apiKey: [] }],
         params: responseIdParamsSchema,
+        querystring: retrieveResponseQuerySchema,
         response: { 200: responseObjectSchema, ...errors },
       },
     },
-    async (request) => service.get(request.subjectUid, request.params.id),
+    async (request, reply) => {
+      const response = await service.get(request.subjectUid, request.params.id);
+      if (request.query.stream !== true) return response;
+      return sendReplay(reply, request.id, response, request.query.starting_after);
+    },
   );
 
   app.get<{

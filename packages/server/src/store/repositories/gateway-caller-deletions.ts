@@ -49,3 +49,35 @@ export async function findCallerDeletions(
   }
   return deleted;
 }
+
+/**
+ * Whether the subject deleted this message or its conversation: one statement, so that the
+ * routes that continue a response pay one index read for it.
+ */
+export async function isMessageOrItsConversationDeleted(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  messageId: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom("ai_gateway_caller_deletions")
+    .select("object_id")
+    .where("subject_uid", "=", subjectUid)
+    .where((where) =>
+      where.or([
+        where("object_id", "=", messageId),
+        where(
+          "object_id",
+          "=",
+          where
+            .selectFrom("ai_gateway_messages")
+            .select("conversation_id")
+            .where("id", "=", messageId)
+            .where("subject_uid", "=", subjectUid),
+        ),
+      ]),
+    )
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -37,3 +37,41 @@ export async function findConversation(
   const { rows } = await findConversationQuery.run(db, conversationId, subjectUid);
   return rows[0];
 }
+
+/** Replaces a conversation's caller metadata; false when the subject has no such conversation. */
+export async function updateConversationMetadata(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  conversationId: string,
+  metadata: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("ai_gateway_conversations")
+    .set({ metadata })
+    .where("id", "=", conversationId)
+    .where("subject_uid", "=", subjectUid)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * The id of a conversation's newest message (the tip of the chain written last), or undefined
+ * when the conversation has none.
+ */
+export async function findNewestMessageId(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  conversationId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("ai_gateway_messages")
+    .select("id")
+    .where("conversation_id", "=", conversationId)
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("created_at", "desc")
+    .orderBy("depth", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}

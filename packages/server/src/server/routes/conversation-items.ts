@@ -1,0 +1,95 @@
+import { VerbatimError } from "verbatim-llm/core";
+import type { Message } from "verbatim-llm/history";
+import type { GatewayConversations } from "../../gateway/conversations.js";
+import type { AppendMessageInput } from "../../gateway/prepare-append.js";
+import { callsOf, inputToMessages, messageToItems } from "../responses/convert.js";
+import type { InputItem, ResponseItem } from "../responses/schemas.js";
+import type { ConversationObject } from "./conversation-schemas.js";
+import type { GatewayConversation } from "../../gateway/message-types.js";
+
+/** A conversation as the Conversations API gives it. */
+export function conversationObject(conversation: GatewayConversation): ConversationObject {
+  return {
+    id: conversation.id,
+    object: "conversation",
+    created_at: Math.floor(Date.parse(conversation.createdAt) / 1000),
+    metadata: { ...conversation.metadata },
+  };
+}
+
+const itemIdsOf = (message: Parameters<typeof messageToItems>[0]) =>
+  messageToItems(message).map((item) => item.id);
+
+/** The items of a conversation the subject sees, oldest first (deleted ones left out). */
+export async function conversationItems(
+  conversations: GatewayConversations,
+  subject: string,
+  conversationId: string,
+): Promise<ResponseItem[]> {
+  const { messages, deleted } = await conversations.chain(subject, conversationId, itemIdsOf);
+  return messages
+    .flatMap((message) => messageToItems(message))
+    .filter((item) => !deleted.has(item.id));
+}
+
+/** One item of a conversation, answered as missing when the subject cannot see it. */
+export async function conversationItem(
+  conversations: GatewayConversations,
+  subject: string,
+  conversationId: string,
+  itemId: string,
+): Promise<ResponseItem> {
+  const items = await conversationItems(conversations, subject, conversationId);
+  const item = items.find((candidate) => candidate.id === itemId);
+  if (item === undefined) throw itemNotFound(conversationId, itemId);
+  return item;
+}
+
+export function itemNotFound(conversationId: string, itemId: string): VerbatimError {
+  return new VerbatimError(
+    "resource_not_found",
+    `no item ${itemId} in conversation ${conversationId}`,
+    {
+      where: itemId,
+      hint: "Item ids are those GET /v1/conversations/:id/items lists",
+    },
+  );
+}
+
+/** A page of items as OpenAI's list: `after` an item id, in `order`, `limit` of them. */
+export function itemPage(
+  items: readonly ResponseItem[],
+  query: {
+    readonly limit: number;
+    readonly order: "asc" | "desc";
+    readonly after?: string | undefined;
+  },
+) {
+  let ordered = query.order === "desc" ? [...items].reverse() : [...items];
+  if (query.after !== undefined) {
+    const index = ordered.findIndex((item) => item.id === query.after);
+    ordered = index < 0 ? [] : ordered.slice(index + 1);
+  }
+  const data = ordered.slice(0, query.limit);
+  return {
+    object: "list" as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data[data.length - 1]?.id ?? null,
+    has_more: ordered.length > query.limit,
+  };
+}
+
+/**
+ * Input items as messages to append after `context` (a function call output names a call of
+ * the context or of the items before it). Every appended message is `completed`.
+ */
+export function itemsToMessages(
+  items: readonly InputItem[],
+  context: readonly Message[],
+): AppendMessageInput[] {
+  return inputToMessages([...items], callsOf(context)).map((message): AppendMessageInput => ({
+    role: message.role,
+    content: message.content,
+  }));
+}

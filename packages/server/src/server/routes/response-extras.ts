@@ -1,0 +1,140 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { GatewayConversations } from "../../gateway/conversations.js";
+import type { GatewayMessageStore } from "../../gateway/index.js";
+import type { Message } from "verbatim-llm/history";
+import { errorReplySchema } from "../errors.js";
+import { responseIdParamsSchema } from "../responses/schemas.js";
+import type { UpstreamConfig } from "../upstream/config.js";
+import {
+  countInputTokens,
+  inputTokensBodySchema,
+  inputTokensReplySchema,
+  type InputTokensBody,
+} from "./response-input-tokens.js";
+import { z } from "zod";
+
+const errors = {
+  400: errorReplySchema,
+  401: errorReplySchema,
+  404: errorReplySchema,
+  429: errorReplySchema,
+  502: errorReplySchema,
+  503: errorReplySchema,
+};
+
+const responseDeletedSchema = z.object({
+  id: z.string(),
+  object: z.literal("response.deleted"),
+  deleted: z.literal(true),
+});
+
+/** Routes naming a stored response by `:id`: a deleted one is answered as missing. */
+const RESPONSE_ID_ROUTES = new Set([
+  "/v1/responses/:id",
+  "/v1/responses/:id/input_items",
+  "/v1/responses/:id/cancel",
+]);
+
+/**
+ * A preHandler for the caller routes: a response the subject deleted (or one in a conversation
+ * it deleted) is not found on the routes that read it, continue it or name its conversation.
+ */
+export function hideDeletedResponses(conversations: GatewayConversations) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const url = request.routeOptions.url ?? "";
+    if (RESPONSE_ID_ROUTES.has(url)) {
+      const { id } = request.params as { id: string };
+      await conversations.checkResponseVisible(request.subjectUid, id);
+      return;
+    }
+    if (url === "/v1/responses" && request.method === "POST") {
+      const body = request.body as {
+        previous_response_id?: unknown;
+        conversation?: unknown;
+      } | null;
+      const previous = body?.previous_response_id;
+      if (typeof previous === "string") {
+        await conversations.checkResponseVisible(request.subjectUid, previous);
+      }
+      const conversation = conversationIdOf(body?.conversation);
+      if (conversation !== undefined) await conversations.get(request.subjectUid, conversation);
+    }
+  };
+}
+
+function conversationIdOf(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && "id" in value) {
+    const id = (value as { id: unknown }).id;
+    return typeof id === "string" ? id : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * DELETE /v1/responses/:id (a tombstone: the operator keeps it) and POST
+ * /v1/responses/input_tokens.
+ */
+export function registerResponseExtraRoutes(
+  app: FastifyInstance,
+  options: {
+    readonly conversations: GatewayConversations;
+    readonly store: GatewayMessageStore;
+    readonly upstream: UpstreamConfig;
+  },
+): void {
+  const { conversations, store, upstream } = options;
+  app.delete<{ Params: z.infer<typeof responseIdParamsSchema> }>(
+    "/v1/responses/:id",
+    {
+      schema: {
+        summary:
+          "Delete a stored response (for the caller: the operator keeps it; its id is then not found)",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        params: responseIdParamsSchema,
+        response: { 200: responseDeletedSchema, ...errors },
+      },
+    },
+    async (request) => {
+      await conversations.deleteResponse(request.subjectUid, request.params.id);
+      return {
+        id: request.params.id,
+        object: "response.deleted" as const,
+        deleted: true as const,
+      };
+    },
+  );
+
+  app.post<{ Body: InputTokensBody }>(
+    "/v1/responses/input_tokens",
+    {
+      schema: {
+        summary:
+          "Count a response's input tokens (the upstream's count where it has one, else an estimate; see verbatim_count)",
+        tags: ["responses"],
+        security: [{ apiKey: [] }],
+        body: inputTokensBodySchema,
+        response: { 200: inputTokensReplySchema, ...errors },
+      },
+    },
+    async (request) => {
+      const { subjectUid, body } = request;
+      let context: readonly Message[] = [];
+      if (typeof body.previous_response_id === "string") {
+        await conversations.checkResponseVisible(subjectUid, body.previous_response_id);
+        context = (await store.readContext(subjectUid, body.previous_response_id)).messages;
+      } else {
+        const conversation = conversationIdOf(body.conversation);
+        if (conversation !== undefined) {
+          context = (await conversations.chain(subjectUid, conversation, () => [])).messages;
+        }
+      }
+      return countInputTokens(
+        upstream,
+        body,
+        context.map((message) => ({ role: message.role, content: message.content })),
+      );
+    },
+  );
+}

@@ -1,0 +1,172 @@
+import { VerbatimError } from "verbatim-llm/core";
+import type { Message } from "verbatim-llm/history";
+import {
+  renderRequest,
+  requestHeaders,
+  PROVIDER_ENDPOINTS,
+  type ProviderId,
+  type ToolDefinition,
+} from "verbatim-llm/providers";
+import { z } from "zod";
+import { callsOf, inputToMessages } from "../responses/convert.js";
+import { modelVisibleHistory } from "../responses/model-context.js";
+import { createResponseBodySchema } from "../responses/schemas.js";
+import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+
+/**
+ * POST /v1/responses/input_tokens: what the input of a response would cost in input tokens.
+ * The settings that change only the answer are taken and do not change the count.
+ */
+export const inputTokensBodySchema = z
+  .object({
+    model: z.string().min(1).max(200).describe("Required here: it picks the upstream that counts."),
+    input: createResponseBodySchema.shape.input.optional(),
+    instructions: z.string().max(262_144).nullish(),
+    tools: createResponseBodySchema.shape.tools,
+    previous_response_id: z.string().min(1).max(200).nullish(),
+    conversation: z
+      .union([z.string().min(1).max(200), z.object({ id: z.string().min(1).max(200) })])
+      .nullish(),
+    tool_choice: z.unknown().optional(),
+    parallel_tool_calls: z.boolean().nullish(),
+    reasoning: z.unknown().optional(),
+    text: z.unknown().optional(),
+    truncation: z.enum(["auto", "disabled"]).nullish(),
+  })
+  .describe(
+    "POST /v1/responses/input_tokens: the input, instructions and tools of a response to count.",
+  );
+export type InputTokensBody = z.infer<typeof inputTokensBodySchema>;
+
+export const inputTokensReplySchema = z.object({
+  object: z.literal("response.input_tokens"),
+  input_tokens: z.int(),
+  verbatim_count: z
+    .enum(["upstream", "estimate"])
+    .describe(
+      "verbatim: `upstream` when the provider counted (Anthropic count_tokens, OpenAI input_tokens), `estimate` otherwise (UTF-8 bytes of the rendered request / 4, rounded up).",
+    ),
+});
+export type InputTokensReply = z.infer<typeof inputTokensReplySchema>;
+
+/** Where each provider counts the tokens of a request, and how its body is cut down for it. */
+const COUNT_ENDPOINTS: Partial<
+  Record<ProviderId, { readonly path: string; readonly keep: readonly string[] }>
+> = {
+  anthropic: {
+    path: "/v1/messages/count_tokens",
+    keep: ["model", "messages", "system", "tools", "tool_choice", "thinking"],
+  },
+  "openai-responses": {
+    path: "/responses/input_tokens",
+    keep: ["model", "input", "instructions", "tools", "tool_choice", "reasoning", "text"],
+  },
+};
+
+interface FunctionTool {
+  readonly type: "function";
+  readonly name: string;
+  readonly description?: string | null | undefined;
+  readonly parameters?: Readonly<Record<string, unknown>> | null | undefined;
+}
+
+function isFunctionTool(tool: unknown): tool is FunctionTool {
+  return (
+    typeof tool === "object" &&
+    tool !== null &&
+    (tool as { type?: unknown }).type === "function" &&
+    typeof (tool as { name?: unknown }).name === "string"
+  );
+}
+
+/** The function tools the model would see (other tools are not counted by the estimate). */
+function toolDefinitions(tools: InputTokensBody["tools"]): ToolDefinition[] {
+  return (tools ?? []).filter(isFunctionTool).map((tool) => ({
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchema: (tool.parameters ?? {
+      type: "object",
+      properties: {},
+    }) as ToolDefinition["inputSchema"],
+  }));
+}
+
+/**
+ * Counts the input tokens of a request: the upstream that would answer it counts them where it
+ * has a count endpoint; elsewhere a documented estimate. `context` is what the model would see
+ * before the input (previous_response_id or the conversation).
+ */
+export async function countInputTokens(
+  config: UpstreamConfig,
+  body: InputTokensBody,
+  context: readonly Message[],
+): Promise<InputTokensReply> {
+  const { provider, upstream } = resolveUpstream(config, body.model);
+  const inputs = body.input === undefined ? [] : inputToMessages(body.input, callsOf(context));
+  const { history } = modelVisibleHistory([...context, ...inputs]);
+  const tools = toolDefinitions(body.tools);
+  const rendered = renderRequest(provider, {
+    history,
+    images: () => undefined,
+    options: {
+      model: body.model,
+      ...(body.instructions === undefined || body.instructions === null
+        ? {}
+        : { system: body.instructions }),
+      ...(tools.length === 0 ? {} : { tools }),
+      maxTokens: config.defaultMaxOutputTokens,
+      stream: false,
+    },
+  });
+  const renderedBody = JSON.parse(rendered.body) as Record<string, unknown>;
+  const endpoint = COUNT_ENDPOINTS[provider];
+  if (endpoint === undefined) {
+    const bytes = Buffer.byteLength(rendered.body, "utf8");
+    return {
+      object: "response.input_tokens",
+      input_tokens: Math.ceil(bytes / 4),
+      verbatim_count: "estimate",
+    };
+  }
+  const countBody = Object.fromEntries(
+    Object.entries(renderedBody).filter(([key]) => endpoint.keep.includes(key)),
+  );
+  const base = (upstream.baseUrl ?? PROVIDER_ENDPOINTS[provider].defaultBaseUrl).replace(
+    /\/+$/,
+    "",
+  );
+  let answer: Response;
+  try {
+    answer = await fetch(`${base}${endpoint.path}`, {
+      method: "POST",
+      headers: requestHeaders(provider, upstream.apiKey),
+      body: JSON.stringify(countBody),
+      signal: AbortSignal.timeout(config.timeoutMs),
+    });
+  } catch (error) {
+    throw new VerbatimError(
+      "upstream_failed",
+      `counting tokens at ${provider} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { where: "body.model", hint: "Retry; nothing was written" },
+    );
+  }
+  const text = await answer.text();
+  const parsed = answer.ok ? parseCount(text) : undefined;
+  if (parsed === undefined) {
+    throw new VerbatimError(
+      "upstream_failed",
+      `counting tokens at ${provider} answered ${answer.status}${answer.ok ? " without input_tokens" : ""}`,
+      { where: "body.model", hint: "Check the model name and the request; nothing was written" },
+    );
+  }
+  return { object: "response.input_tokens", input_tokens: parsed, verbatim_count: "upstream" };
+}
+
+function parseCount(text: string): number | undefined {
+  try {
+    const value = (JSON.parse(text) as { input_tokens?: unknown }).input_tokens;
+    return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

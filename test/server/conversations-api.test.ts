@@ -1,0 +1,220 @@
+/**
+ * The Conversations API (issue 17) with the official `openai` client against the real server on
+ * both databases: create, read, update metadata and delete conversations; list (paged as
+ * OpenAI's), create, read and delete items. Items are the messages of the conversation's
+ * current chain, so a response continued from the conversation's last response adds its items.
+ * Deleting is a tombstone: the subject gets 404 as for a missing id, the rows stay.
+ */
+import OpenAI from "openai";
+import { sql } from "kysely";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
+import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
+import { describeEachDialect, uniqueName } from "../support/databases.js";
+import { testServer, type TestServer } from "../support/server.js";
+
+describeEachDialect("Conversations API with the openai client", (getDatabase) => {
+  let upstream: AnthropicUpstream;
+  let server: TestServer;
+  let client: OpenAI;
+  let other: OpenAI;
+  let baseURL: string;
+
+  beforeAll(async () => {
+    upstream = await startAnthropicUpstream();
+    server = await testServer(getDatabase(), {
+      upstream: upstreamConfigFromEnv({
+        ANTHROPIC_API_KEY: "sk-ant-test",
+        ANTHROPIC_BASE_URL: upstream.url,
+      }),
+    });
+    await server.app.listen({ host: "127.0.0.1", port: 0 });
+    const address = server.app.server.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    baseURL = `http://127.0.0.1:${port}/v1`;
+    const { key } = await server.apiKeyFor(uniqueName("subject"));
+    client = new OpenAI({ apiKey: key, baseURL, maxRetries: 0 });
+    const { key: otherKey } = await server.apiKeyFor(uniqueName("other"));
+    other = new OpenAI({ apiKey: otherKey, baseURL, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await server.app.close();
+    await upstream.close();
+  });
+
+  async function statusOf(call: Promise<unknown>): Promise<{ status: number; body: unknown }> {
+    try {
+      await call;
+      return { status: 200, body: undefined };
+    } catch (error) {
+      if (error instanceof OpenAI.APIError) return { status: error.status ?? 0, body: error.error };
+      throw error;
+    }
+  }
+
+  it("creates, reads, updates and deletes a conversation", async () => {
+    const created = await client.conversations.create({ metadata: { topic: "demo" } });
+    expect(created).toMatchObject({ object: "conversation", metadata: { topic: "demo" } });
+    expect(created.id).toMatch(/^conv_/);
+    expect(typeof created.created_at).toBe("number");
+
+    const read = await client.conversations.retrieve(created.id);
+    expect(read).toEqual(created);
+
+    const updated = await client.conversations.update(created.id, { metadata: { topic: "new" } });
+    expect(updated.metadata).toEqual({ topic: "new" });
+    expect((await client.conversations.retrieve(created.id)).metadata).toEqual({ topic: "new" });
+
+    const deleted = await client.conversations.delete(created.id);
+    expect(deleted).toEqual({ id: created.id, object: "conversation.deleted", deleted: true });
+    const missing = await statusOf(client.conversations.retrieve(created.id));
+    const never = await statusOf(client.conversations.retrieve("conv_doesnotexist"));
+    expect(missing.status).toBe(404);
+    expect(never.status).toBe(404);
+    // A deleted conversation answers exactly as one that never existed (but its own id).
+    const shape = (body: unknown, id: string) => {
+      // The client gives the body's `error` object.
+      const { code, message, where, hint } = body as Record<string, unknown>;
+      return JSON.stringify({ code, message, where, hint }).replaceAll(id, "ID");
+    };
+    expect(shape(missing.body, created.id)).toBe(shape(never.body, "conv_doesnotexist"));
+    expect((await statusOf(client.conversations.delete(created.id))).status).toBe(404);
+    expect((await statusOf(client.conversations.items.list(created.id))).status).toBe(404);
+
+    // The operator keeps the conversation's row.
+    const rows = await sql<{ id: string }>`select id from ai_gateway_conversations
+      where id = ${created.id}`.execute(getDatabase().db);
+    expect(rows.rows).toHaveLength(1);
+  });
+
+  it("creates items, lists them newest first and pages with after, reads and deletes one", async () => {
+    const conversation = await client.conversations.create({
+      items: [{ type: "message", role: "user", content: "first" }],
+    });
+    const added = await client.conversations.items.create(conversation.id, {
+      items: [
+        { type: "message", role: "assistant", content: "second" },
+        { type: "message", role: "user", content: "third" },
+      ],
+    });
+    expect(added.object).toBe("list");
+    expect(added.data.map((item) => item.type === "message" && item.role)).toEqual([
+      "assistant",
+      "user",
+    ]);
+
+    const all = await client.conversations.items.list(conversation.id, { order: "asc" });
+    const texts = all.data.map((item) =>
+      item.type === "message"
+        ? item.content.map((part) => ("text" in part ? part.text : "")).join("")
+        : "",
+    );
+    expect(texts).toEqual(["first", "second", "third"]);
+
+    // Paged as OpenAI's: newest first by default, `after` the last id of a page.
+    const firstPage = await client.conversations.items.list(conversation.id, { limit: 2 });
+    expect(firstPage.data.map((item) => item.id)).toEqual([all.data[2]?.id, all.data[1]?.id]);
+    expect(firstPage.has_more).toBe(true);
+    const ids: string[] = [];
+    for await (const item of client.conversations.items.list(conversation.id, { limit: 1 })) {
+      ids.push(item.id ?? "");
+    }
+    expect(ids).toEqual(all.data.map((item) => item.id).reverse());
+
+    const secondId = all.data[1]?.id ?? "";
+    const one = await client.conversations.items.retrieve(secondId, {
+      conversation_id: conversation.id,
+    });
+    expect(one).toEqual(all.data[1]);
+
+    const afterDelete = await client.conversations.items.delete(secondId, {
+      conversation_id: conversation.id,
+    });
+    expect(afterDelete.id).toBe(conversation.id);
+    const left = await client.conversations.items.list(conversation.id, { order: "asc" });
+    expect(left.data.map((item) => item.id)).toEqual([all.data[0]?.id, all.data[2]?.id]);
+    expect(
+      (
+        await statusOf(
+          client.conversations.items.retrieve(secondId, { conversation_id: conversation.id }),
+        )
+      ).status,
+    ).toBe(404);
+    // The bytes stay for the operator.
+    const rows = await sql<{ id: string }>`select id from ai_gateway_messages
+      where id = ${secondId}`.execute(getDatabase().db);
+    expect(rows.rows).toHaveLength(1);
+  });
+
+  it("a conversation's items follow its chain: a response continuing it adds its input and output", async () => {
+    const first = await client.responses.create({ model: "claude-test", input: "Hello" });
+    const conversationId = (first as unknown as { conversation_id: string }).conversation_id;
+    const second = await client.responses.create({
+      model: "claude-test",
+      input: "Again",
+      previous_response_id: first.id,
+    });
+    const items = await client.conversations.items.list(conversationId, { order: "asc" });
+    expect(items.data.map((item) => item.type === "message" && item.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    expect(items.data[3]?.id).toBe(second.id);
+
+    // Items appended through the Conversations API continue the same chain.
+    await client.conversations.items.create(conversationId, {
+      items: [{ type: "message", role: "user", content: "Appended" }],
+    });
+    const after = await client.conversations.items.list(conversationId, { limit: 1 });
+    expect(after.data[0]).toMatchObject({ type: "message", role: "user" });
+  });
+
+  it("another subject's conversation and items answer exactly like missing ones", async () => {
+    const mine = await client.conversations.create({
+      items: [{ type: "message", role: "user", content: "private" }],
+    });
+    const items = await client.conversations.items.list(mine.id);
+    const itemId = items.data[0]?.id ?? "";
+    for (const call of [
+      () => other.conversations.retrieve(mine.id),
+      () => other.conversations.update(mine.id, { metadata: { x: "y" } }),
+      () => other.conversations.delete(mine.id),
+      () => other.conversations.items.list(mine.id),
+      () => other.conversations.items.retrieve(itemId, { conversation_id: mine.id }),
+      () => other.conversations.items.delete(itemId, { conversation_id: mine.id }),
+      () =>
+        other.conversations.items.create(mine.id, {
+          items: [{ type: "message", role: "user", content: "intrusion" }],
+        }),
+    ]) {
+      const answer = await statusOf(call());
+      expect(answer.status).toBe(404);
+      expect(JSON.stringify(answer.body)).not.toContain("private");
+    }
+    // Nothing changed for the owner.
+    expect((await client.conversations.items.list(mine.id)).data).toHaveLength(1);
+    expect((await client.conversations.retrieve(mine.id)).metadata).toEqual({});
+  });
+
+  it("refuses more than 20 items and bad metadata before writing anything", async () => {
+    const tooMany = Array.from({ length: 21 }, () => ({
+      type: "message" as const,
+      role: "user" as const,
+      content: "x",
+    }));
+    const before = await sql<{ count: number | string }>`select count(*) as count
+      from ai_gateway_conversations`.execute(getDatabase().db);
+    const answer = await statusOf(client.conversations.create({ items: tooMany }));
+    expect(answer.status).toBe(400);
+    expect(JSON.stringify(answer.body)).toContain("items");
+    const bad = await statusOf(
+      client.conversations.create({ metadata: { ["k".repeat(65)]: "v" } }),
+    );
+    expect(bad.status).toBe(400);
+    const after = await sql<{ count: number | string }>`select count(*) as count
+      from ai_gateway_conversations`.execute(getDatabase().db);
+    expect(Number(after.rows[0]?.count)).toBe(Number(before.rows[0]?.count));
+  });
+});
