@@ -198,7 +198,10 @@ export function addAssistantContent(
       if (stringOf(field(block, "signature")) !== undefined)
         leaveOut("thinking signature", SIGNATURE_REASON);
     } else if (type === "redacted_thinking") {
-      leaveOut("redacted thinking", SIGNATURE_REASON);
+      leaveOut(
+        "redacted thinking",
+        "encrypted thinking is provider-signed material that format 1 does not keep (A23); it has no readable text",
+      );
     } else if (type === "tool_use") {
       const callID = stringOf(field(block, "id")) ?? `toolu_imported_L${line.line}_${index}`;
       if (stringOf(field(block, "id")) === undefined) {

@@ -16,6 +16,8 @@ export type LeaveOut = (what: string, reason: string) => void;
 /** The output Codex gives a call that never answered (an interrupted turn). */
 export const CODEX_INTERRUPTED_OUTPUT = "aborted";
 
+const ENCRYPTED_CONTENT_REASON =
+  "encrypted content is provider-signed material that format 1 does not keep (A23); only the provider can read it";
 const ENCRYPTED_REASON =
   "encrypted reasoning is provider-signed material that format 1 does not keep (A23); the summary is kept as a thinking item";
 
@@ -56,7 +58,7 @@ export function messageParts(
     } else if (type === "input_image") {
       blocks.push(imageFromUrl(stringOf(field(record, "image_url")) ?? "", builder, leaveOut));
     } else if (type === "encrypted_content") {
-      leaveOut("encrypted message content", ENCRYPTED_REASON);
+      leaveOut("encrypted message content", ENCRYPTED_CONTENT_REASON);
     } else {
       leaveOut(
         `content part ${type ?? "(no type)"}`,
@@ -258,7 +260,7 @@ export function addResponseItem(
     case "compaction_summary": {
       builder.notice(id, "compacted", "The conversation was compacted by the provider.");
       if (field(payload, "encrypted_content") !== undefined)
-        leaveOut("encrypted compaction", ENCRYPTED_REASON);
+        leaveOut("encrypted compaction", ENCRYPTED_CONTENT_REASON);
       return same;
     }
     default:
