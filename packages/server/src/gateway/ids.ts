@@ -29,7 +29,7 @@ function randomCharacters(count: number): string {
  * the same few index pages, on SQLite and PostgreSQL alike.
  */
 export function newId(
-  prefix: "msg" | "conv" | "branch" | "job" | "turn" | "wake",
+  prefix: "msg" | "conv" | "branch" | "job" | "turn" | "wake" | "call",
   time: number = Date.now(),
 ): string {
   let value = Math.max(0, Math.floor(time));

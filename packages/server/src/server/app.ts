@@ -68,6 +68,12 @@ export interface ServerOptions {
    * (default on; docs/server.md, "API keys"); `false` reads each request's key.
    */
   readonly apiKeyCache?: boolean;
+  /**
+   * Run the recorded calls' raw bodies (/v1/messages, /v1/chat/completions) through the
+   * trajectory sanitizer before storing them (default false: exact bytes; docs/server.md,
+   * "Recorded calls"). `verbatim serve` reads VERBATIM_RECORD_REDACT=1.
+   */
+  readonly recordRedact?: boolean;
 }
 
 export const DEFAULT_MESSAGE_CACHE_MB = 64;
@@ -244,6 +250,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         database: options.database,
         upstream: options.upstream,
         store,
+        recordRedact: options.recordRedact === true,
       });
     });
     if (options.webRoot !== undefined && options.webRoot !== false) {

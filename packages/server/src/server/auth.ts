@@ -21,6 +21,12 @@ export function bearerOf(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+/** The `x-api-key` credential (Anthropic clients send the key there), or undefined. */
+function xApiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers["x-api-key"];
+  return typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
+}
+
 function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
@@ -88,7 +94,7 @@ export function apiKeyAuth(
 ) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (await refusedForFailures(request, reply, failures)) return;
-    const given = bearerOf(request);
+    const given = bearerOf(request) ?? xApiKeyOf(request);
     const subject = given === undefined ? undefined : await keys.subjectOf(given);
     if (given === undefined || subject === undefined) {
       if (given !== undefined) failures?.recordFailure(request.ip);

@@ -95,7 +95,7 @@ export function declaredEncodingProblem(request: FastifyRequest): VerbatimError 
   return undefined;
 }
 
-function parseJsonBody(bytes: Buffer): unknown {
+export function parseJsonBody(bytes: Buffer): unknown {
   if (!isUtf8(bytes)) {
     const offset = firstInvalidUtf8Offset(bytes);
     throw new VerbatimError(

@@ -13,6 +13,7 @@ import type {
   BackgroundAgentJobTurnTable,
   BackgroundAgentJobWakeEventTable,
 } from "./job-schema.js";
+import type { ChainNodeTable, RecordedCallTable } from "./recorded-call-schema.js";
 
 /** The applied migrations, one row each (src/store/migrate.ts). */
 export interface MigrationTable {
@@ -123,4 +124,6 @@ export interface StoreSchema {
   readonly background_agent_job_turns: BackgroundAgentJobTurnTable;
   readonly background_agent_job_turn_items: BackgroundAgentJobTurnItemTable;
   readonly background_agent_job_wake_events: BackgroundAgentJobWakeEventTable;
+  readonly ai_gateway_chain_nodes: ChainNodeTable;
+  readonly ai_gateway_recorded_calls: RecordedCallTable;
 }

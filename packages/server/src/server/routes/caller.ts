@@ -10,11 +10,17 @@ import { registerConversationRoutes } from "./conversations.js";
 import { registerModelRoutes } from "./models.js";
 import { hideDeletedResponses, registerResponseExtraRoutes } from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
+import { RecordedCalls } from "../../gateway/recorded-calls.js";
+import { registerChatCompletionsRoute } from "./chat-completions.js";
+import { registerMessagesRoutes } from "./messages.js";
+import { keepRawJsonBodies } from "./pass-through.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
   readonly upstream: UpstreamConfig | undefined;
   readonly store: GatewayMessageStore;
+  /** Recorded calls' bodies go through the trajectory sanitizer (docs/server.md). */
+  readonly recordRedact?: boolean;
 }
 
 /** Caller routes (/v1): responses, compression, jobs; under per-subject API keys. */
@@ -33,4 +39,12 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   registerResponseRoutes(app, new ResponsesService(store, options.upstream ?? NO_UPSTREAM));
   registerCompressRoute(app, store, options.upstream);
   registerJobCallerRoutes(app, new BackgroundAgentJobs(options.database), store);
+  // The pass-through routes keep their bodies' bytes (their own body parser, in their own scope).
+  const recorder = new RecordedCalls(options.database, { redact: options.recordRedact === true });
+  const passThroughUpstream = options.upstream ?? NO_UPSTREAM;
+  void app.register(async (scope) => {
+    keepRawJsonBodies(scope);
+    registerMessagesRoutes(scope, passThroughUpstream, recorder);
+    registerChatCompletionsRoute(scope, passThroughUpstream, recorder);
+  });
 }

@@ -6,6 +6,7 @@ import { messageRequestSettingsMigration } from "./0005-message-request-settings
 import { responseLeasesMigration } from "./0006-response-leases.js";
 import { consoleSearchMigration } from "./0007-console-search.js";
 import { callerDeletionsMigration } from "./0008-caller-deletions.js";
+import { recordedCallsMigration } from "./0009-recorded-calls.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -21,4 +22,5 @@ export const storeMigrations: readonly Migration[] = [
   responseLeasesMigration,
   consoleSearchMigration,
   callerDeletionsMigration,
+  recordedCallsMigration,
 ];

@@ -1,0 +1,260 @@
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { VerbatimError } from "verbatim-llm/core";
+import type { ProviderId } from "verbatim-llm/providers";
+import { CREDENTIAL_HEADERS, type RecordedCalls } from "../../gateway/recorded-calls.js";
+import type { WireFormat } from "../../gateway/recorded-usage.js";
+import { parseJsonBody } from "../json-body.js";
+import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
+
+/**
+ * The pass-through routes' engine (docs/server.md, "Recorded calls"): the client's request
+ * goes to the upstream with the same method, path, query, headers and body bytes, except the
+ * credential headers (the subject's gateway key is replaced by the provider key) and the
+ * connection's own headers; the upstream's status, headers and body bytes go back to the client
+ * as they arrive. Once the upstream's answer has ended the call is recorded, and only then is the
+ * client's response ended.
+ */
+
+/** The body of a pass-through route: the bytes as sent and the JSON they hold. */
+export interface RawJsonBody {
+  readonly bytes: Buffer;
+  readonly value: unknown;
+}
+
+/** Headers that belong to one connection and are never forwarded. */
+const HOP_BY_HOP = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "proxy-connection",
+]);
+
+const DEFAULT_BASE_URLS: Partial<Record<ProviderId, string>> = {
+  anthropic: "https://api.anthropic.com",
+  "openai-chat": "https://api.openai.com/v1",
+  "openai-responses": "https://api.openai.com/v1",
+  openrouter: "https://openrouter.ai/api/v1",
+};
+
+/** Parses JSON bodies of the routes registered in `scope` and keeps their bytes. */
+export function keepRawJsonBodies(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
+    try {
+      const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+      const raw: RawJsonBody = { bytes, value: parseJsonBody(bytes) };
+      done(null, raw);
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+export function headerText(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+export interface PassThroughTarget {
+  readonly provider: ProviderId;
+  readonly upstream: UpstreamProvider;
+}
+
+/** The upstream URL of a request: the provider's base URL and the path past `stripPrefix`. */
+export function upstreamUrl(
+  target: PassThroughTarget,
+  requestUrl: string,
+  stripPrefix: string,
+): URL {
+  const base = (target.upstream.baseUrl ?? DEFAULT_BASE_URLS[target.provider] ?? "").replace(
+    /\/+$/,
+    "",
+  );
+  const rest = requestUrl.startsWith(stripPrefix)
+    ? requestUrl.slice(stripPrefix.length)
+    : requestUrl;
+  return new URL(`${base}${rest}`);
+}
+
+function forwardedHeaders(
+  request: FastifyRequest,
+  target: PassThroughTarget,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headerText(request.headers))) {
+    if (HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.has(name) || name === "x-request-id") continue;
+    out[name] = value;
+  }
+  if (target.provider === "anthropic") out["x-api-key"] = target.upstream.apiKey;
+  else out["authorization"] = `Bearer ${target.upstream.apiKey}`;
+  return out;
+}
+
+export interface PassThroughCall {
+  readonly format: WireFormat;
+  readonly target: PassThroughTarget;
+  readonly url: URL;
+  readonly body: RawJsonBody;
+  readonly timeoutMs: number;
+  /** Record the exchange (false for count_tokens). */
+  readonly record: boolean;
+}
+
+/** Sends the request upstream and the answer back; records it when asked. */
+export async function passThrough(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  recorder: RecordedCalls,
+  call: PassThroughCall,
+): Promise<FastifyReply> {
+  const started = performance.now();
+  const send = call.url.protocol === "https:" ? httpsRequest : httpRequest;
+  const upstreamRequest = send(call.url, {
+    method: "POST",
+    headers: forwardedHeaders(request, call.target),
+  });
+  const upstreamResponse = await new Promise<import("node:http").IncomingMessage>(
+    (resolve, reject) => {
+      const timer = setTimeout(() => {
+        upstreamRequest.destroy(
+          new VerbatimError(
+            "upstream_timeout",
+            `the upstream sent no answer in ${call.timeoutMs} ms`,
+            {
+              hint: "Retry; raise VERBATIM_UPSTREAM_TIMEOUT_MS for slow models",
+            },
+          ),
+        );
+      }, call.timeoutMs);
+      upstreamRequest.on("response", (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
+      upstreamRequest.on("error", (error) => {
+        clearTimeout(timer);
+        reject(
+          error instanceof VerbatimError
+            ? error
+            : new VerbatimError("upstream_failed", "the upstream could not be reached", {
+                hint: "Check the provider's base URL and that it is up; nothing was recorded",
+              }),
+        );
+      });
+      upstreamRequest.end(call.body.bytes);
+    },
+  );
+  // The client hanging up stops the upstream call.
+  const onClientGone = () => {
+    if (!reply.raw.writableFinished) upstreamRequest.destroy();
+  };
+  reply.raw.on("close", onClientGone);
+  reply.hijack();
+  const responseHeaders = headerText(upstreamResponse.headers);
+  const sentHeaders: Record<string, string> = { "x-request-id": request.id };
+  for (const [name, value] of Object.entries(responseHeaders)) {
+    if (!HOP_BY_HOP.has(name)) sentHeaders[name] = value;
+  }
+  reply.raw.writeHead(upstreamResponse.statusCode ?? 502, sentHeaders);
+  const chunks: Buffer[] = [];
+  let complete = true;
+  try {
+    for await (const chunk of upstreamResponse) {
+      chunks.push(chunk as Buffer);
+      reply.raw.write(chunk);
+    }
+  } catch (error) {
+    complete = false;
+    request.log.warn({ err: error }, "upstream answer broke off");
+  }
+  try {
+    if (call.record && complete) {
+      const value = call.body.value as Record<string, unknown>;
+      const messages = Array.isArray(value["messages"]) ? (value["messages"] as unknown[]) : [];
+      await recorder.record({
+        subjectUid: request.subjectUid,
+        format: call.format,
+        path: request.url,
+        model: typeof value["model"] === "string" ? value["model"] : "",
+        messages,
+        requestHeaders: headerText(request.headers),
+        requestBody: call.body.bytes,
+        statusCode: upstreamResponse.statusCode ?? 0,
+        responseHeaders,
+        responseBody: Buffer.concat(chunks),
+        durationMs: performance.now() - started,
+      });
+    }
+  } catch (error) {
+    request.log.error({ err: error }, "recording the call failed; the client got its answer");
+  } finally {
+    reply.raw.off("close", onClientGone);
+    reply.raw.end();
+  }
+  return reply;
+}
+
+/** The body's model, or a clear 400. */
+export function modelOf(body: RawJsonBody): string {
+  const value = body.value;
+  const model =
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)["model"]
+      : undefined;
+  if (typeof model !== "string" || model === "") {
+    throw new VerbatimError("invalid_request", "the body names no model", {
+      where: "body.model",
+      hint: "Send a JSON object with a model string; nothing was sent upstream",
+    });
+  }
+  return model;
+}
+
+/** The configured upstream of a wire format for a model. */
+export function targetFor(
+  config: UpstreamConfig,
+  model: string,
+  accepted: readonly ProviderId[],
+): PassThroughTarget {
+  const route = config.routes.find((candidate) => patternMatches(candidate.pattern, model));
+  const routed =
+    route !== undefined && accepted.includes(route.provider) ? route.provider : undefined;
+  const provider = [routed, ...accepted].find(
+    (candidate): candidate is ProviderId =>
+      candidate !== undefined && config.providers[candidate] !== undefined,
+  );
+  const upstream = provider === undefined ? undefined : config.providers[provider];
+  if (provider === undefined || upstream === undefined) {
+    throw new VerbatimError(
+      "upstream_not_configured",
+      `no ${accepted.join(" or ")} upstream is configured for the model "${model}"`,
+      {
+        where: "body.model",
+        hint:
+          accepted[0] === "anthropic"
+            ? "Start the server with ANTHROPIC_API_KEY set (and ANTHROPIC_BASE_URL for another endpoint)"
+            : "Start the server with OPENAI_API_KEY (or OPENROUTER_API_KEY) set, and OPENAI_BASE_URL for another endpoint",
+      },
+    );
+  }
+  return { provider, upstream };
+}
+
+function patternMatches(pattern: string, model: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 1) {
+    return model.includes(pattern.slice(1, -1));
+  }
+  if (pattern.endsWith("*")) return model.startsWith(pattern.slice(0, -1));
+  if (pattern.startsWith("*")) return model.endsWith(pattern.slice(1));
+  return model === pattern;
+}

@@ -1,0 +1,50 @@
+/** Tables of migration 0009 (docs/server.md, "Recorded calls"). */
+
+/** One message prefix of a subject's recorded chains. */
+export interface ChainNodeTable {
+  readonly subject_uid: string;
+  /** Hash of the parent's prefix hash and this message's normalised hash (gateway/chain-matching). */
+  readonly prefix_sha256: string;
+  readonly conversation_id: string;
+  readonly parent_prefix_sha256: string | null;
+  /** 0 for a chain's first message. */
+  readonly position: number;
+  readonly message_sha256: string;
+  readonly created_at: string;
+}
+
+/** One model call through a pass-through route, byte for byte. */
+export interface RecordedCallTable {
+  readonly id: string;
+  readonly subject_uid: string;
+  readonly conversation_id: string;
+  /** `anthropic-messages` or `openai-chat`. */
+  readonly wire_format: string;
+  /** The request path with its query (`/v1/messages?beta=true`). */
+  readonly path: string;
+  readonly model: string;
+  /** Prefix hash of the request's last message. */
+  readonly tip_prefix_sha256: string;
+  readonly message_count: number;
+  /** Messages of the request that were already stored. */
+  readonly matched_count: number;
+  /** The call of the chain this one extends (the deepest stored call on its prefix). */
+  readonly previous_call_id: string | null;
+  readonly status_code: number;
+  /** JSON text: the request headers without credentials. */
+  readonly request_headers: string;
+  /** The request body as sent (or sanitized, `redacted` 1). */
+  readonly request_body: string;
+  /** JSON text: the upstream's response headers. */
+  readonly response_headers: string;
+  /** The upstream's response bytes as sent (still content-encoded), base64. */
+  readonly response_body_base64: string;
+  /** 1 when both bodies went through the sanitizer. */
+  readonly redacted: number;
+  readonly input_tokens: number | null;
+  readonly output_tokens: number | null;
+  readonly cache_read_tokens: number | null;
+  readonly cache_write_tokens: number | null;
+  readonly duration_ms: number;
+  readonly created_at: string;
+}
