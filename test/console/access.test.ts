@@ -136,6 +136,13 @@ describe.skipIf(!hasChromium)(
           await page.locator(`#list li[data-id="${weather.id}"] a`).click();
           await expect.poll(() => page.locator("#content article.message").count()).toBe(8);
           problems.push(...(await axeViolations(page)).map((one) => `conversation: ${one}`));
+          // Regression: the phone layout was 38 px wide; a message takes the screen's width.
+          const width = await page
+            .locator("#content article.message")
+            .first()
+            .evaluate((node) => node.getBoundingClientRect().width);
+          // (at 1440 px the list takes a column beside it).
+          expect(width).toBeGreaterThan(size.viewport.width * (size.name === "390" ? 0.85 : 0.6));
           await shot("conversation");
 
           await page.locator(`article[data-id="${weather.call}"] button.compare`).click();

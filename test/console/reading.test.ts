@@ -59,6 +59,22 @@ describe.skipIf(!hasChromium)(
       await page.close();
     });
 
+    it("B14 model-visible shows the instructions and tools the model received, and each call its cost (regression: left out)", async () => {
+      const { weather } = harness.seeded;
+      const page = await harness.open(
+        `/conversations/${weather.id}?view=model-visible&anchor=${weather.answer}`,
+      );
+      const input = page.locator("#content .model-input");
+      await expect.poll(() => input.count()).toBe(1);
+      expect(await input.innerText()).toContain("Be brief and name the city.");
+      expect(await input.innerText()).toContain("1 tool");
+      expect(await input.innerText()).toContain("at most 256 output tokens");
+      expect(await page.locator("#content .totals").innerText()).toMatch(
+        /\$\d+\.\d{4} \(2 estimated from prices\)/,
+      );
+      await page.close();
+    });
+
     it("B14 a fork is a branch in the picker; picking one shows that branch alone and says which", async () => {
       const { weather } = harness.seeded;
       const page = await harness.open("/");

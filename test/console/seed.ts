@@ -83,6 +83,11 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
           usage: usage(905, 22),
           stopReason: "end_turn",
         },
+        request: {
+          instructions: "Be brief and name the city.",
+          tools: [{ type: "function", name: "get_weather", parameters: { type: "object" } }],
+          maxOutputTokens: 256,
+        },
       },
     ],
   });

@@ -86,6 +86,15 @@ export function modelInputNode(
         ),
     input.tools.length === 0
       ? element("p", { class: "muted" }, "no tools")
-      : element("details", {}, element("summary", {}, `${input.tools.length} tools`), tools),
+      : element(
+          "details",
+          {},
+          element(
+            "summary",
+            {},
+            `${input.tools.length} tool${input.tools.length === 1 ? "" : "s"}`,
+          ),
+          tools,
+        ),
   );
 }
