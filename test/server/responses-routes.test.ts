@@ -84,7 +84,7 @@ describeEachDialect("Responses API routes", (getDatabase) => {
       [{ model: "claude-test" }, "body.input"],
       [{ model: "claude-test", input: [{ role: "user", content: 5 }] }, "body.input[0].content"],
       [
-        { model: "claude-test", input: [{ role: "system", content: "be brief" }] },
+        { model: "claude-test", input: [{ role: "tool", content: "be brief" }] },
         "body.input[0].role",
       ],
       [{ model: "claude-test", input: "hi", metadata: { items: ["a"] } }, "body.metadata.items"],

@@ -44,6 +44,11 @@ export interface ToolDefinition {
   readonly kind?: "function" | "custom";
   /** OpenAI Responses custom tools: the input `format` (a grammar or `{type: "text"}`), as written. */
   readonly format?: JsonObject;
+  /**
+   * Strict schema adherence of the tool's arguments: sent as `strict` by OpenAI Responses
+   * (default false there), OpenAI Chat and Anthropic (only when true); Gemini has no such field.
+   */
+  readonly strict?: boolean;
 }
 
 /** Prompt-cache settings (docs/providers.md, "Cache rules"). */

@@ -59,6 +59,11 @@ export interface RequestSettings {
   readonly instructions: string | null;
   readonly tools: readonly Readonly<Record<string, unknown>>[];
   readonly maxOutputTokens: number | null;
+  /**
+   * The other settings a response object echoes (temperature, top_p, text, tool_choice,
+   * reasoning, store, …), as the caller sent them.
+   */
+  readonly echo?: Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface GatewayFacts {
@@ -69,6 +74,11 @@ export interface GatewayFacts {
   readonly stopReason?: string;
   readonly error?: { readonly code: string; readonly message: string };
   readonly compression?: CompressionFacts;
+  /**
+   * A `system` or `developer` message of a Responses request, stored as a user message: the
+   * model gets it through the provider's system slot (docs/server.md, "Conformance").
+   */
+  readonly inputRole?: "system" | "developer";
 }
 
 export interface GatewayMessageMetadata {

@@ -135,6 +135,7 @@ const gatewayFactsShape = {
   usage: usageSchema.optional(),
   stopReason: shortText(64).optional(),
   error: z.strictObject({ code: shortText(100), message: shortText(4000) }).optional(),
+  inputRole: z.enum(["system", "developer"]).optional(),
 };
 
 /**
@@ -234,6 +235,7 @@ export const requestSettingsSchema = z.strictObject({
     .array(z.record(z.string(), z.json()))
     .max(MAX_REQUEST_TOOLS, `at most ${MAX_REQUEST_TOOLS} tools`),
   maxOutputTokens: z.int().min(1).nullable(),
+  echo: z.record(z.string(), z.json()).optional(),
 });
 
 /**

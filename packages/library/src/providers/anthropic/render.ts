@@ -161,6 +161,7 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
               name: tool.name,
               description: tool.description,
               input_schema: sortedRaw(tool.inputSchema),
+              strict: tool.strict === true ? true : undefined,
             })),
       messages: messages.map((message) => ({ role: message.role, content: message.content })),
       stream: options.stream ?? true,

@@ -95,6 +95,7 @@ function toolsOf(input: RenderInput): WireValue | undefined {
       name: tool.name,
       description: tool.description,
       parameters: sortedRaw(tool.inputSchema),
+      strict: tool.strict === undefined ? undefined : tool.strict,
     },
   }));
 }

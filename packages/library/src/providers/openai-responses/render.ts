@@ -150,7 +150,7 @@ export function renderResponses(input: RenderInput): RenderedRequest {
                   name: tool.name,
                   description: tool.description,
                   parameters: sortedRaw(tool.inputSchema),
-                  strict: false,
+                  strict: tool.strict ?? false,
                 },
           ),
     max_output_tokens: options.maxTokens,

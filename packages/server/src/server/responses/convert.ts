@@ -1,74 +1,16 @@
-import { VerbatimError } from "verbatim-llm/core";
 import { toolCallArgumentText, toolResultText } from "verbatim-llm/history";
 import type { Block, Message } from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
 import type { Usage } from "verbatim-llm/pricing";
-import type { CreateResponseBody, InputItem, ResponseItem, ResponseObject } from "./schemas.js";
+import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
+
+export { inputToMessages, type NewMessage } from "./input.js";
 
 /**
- * Between the Responses API's items and the stored messages (src/history blocks): each input
- * item becomes one stored message (a message, a function call as an assistant toolCall, a
- * function call output as a tool message), and the model's answer becomes one assistant
- * message whose text and tool calls are the response's output items.
+ * From stored messages (src/history blocks) to the Responses API's items (input.ts goes the
+ * other way): the model's answer is one assistant message whose text and tool calls are the
+ * response's output items.
  */
-export interface NewMessage {
-  readonly role: "user" | "assistant" | "tool";
-  readonly content: readonly Block[];
-}
-
-function partsText(content: Extract<InputItem, { role: string }>["content"]): Block[] {
-  if (typeof content === "string") return [{ type: "text", text: content }];
-  return content.map((part) => ({ type: "text", text: part.text }));
-}
-
-/**
- * The input as messages to store. A function call output names its call by `call_id`; its
- * tool name is found among the calls of the context or of the input itself.
- */
-export function inputToMessages(
-  input: CreateResponseBody["input"],
-  contextCalls: ReadonlyMap<string, string>,
-): NewMessage[] {
-  if (typeof input === "string")
-    return [{ role: "user", content: [{ type: "text", text: input }] }];
-  const calls = new Map(contextCalls);
-  return input.map((item, index): NewMessage => {
-    if ("role" in item) return { role: item.role, content: partsText(item.content) };
-    if (item.type === "function_call") {
-      calls.set(item.call_id, item.name);
-      return {
-        role: "assistant",
-        content: [
-          { type: "toolCall", id: item.call_id, name: item.name, arguments: item.arguments },
-        ],
-      };
-    }
-    const name = calls.get(item.call_id);
-    if (name === undefined) {
-      throw new VerbatimError(
-        "invalid_request",
-        `no function call with call_id "${item.call_id}" precedes this output`,
-        {
-          where: `body.input[${index}].call_id`,
-          hint: "Answer a call_id of the previous response's function_call items (or of an earlier input item); nothing was written",
-        },
-      );
-    }
-    return {
-      role: "tool",
-      content: [
-        {
-          type: "toolResult",
-          callID: item.call_id,
-          toolName: name,
-          isError: false,
-          content: item.output,
-        },
-      ],
-    };
-  });
-}
-
 /** Tool calls of a context, by call id → tool name. */
 export function callsOf(messages: readonly Message[]): Map<string, string> {
   const calls = new Map<string, string>();
@@ -95,8 +37,23 @@ export function functionCallItemId(messageId: string, index: number): string {
   return `fc_${messageId}_${index}`;
 }
 
+/** How tool calls come back: custom tools' as custom calls, namespaced ones split. */
+export interface ToolNaming {
+  /** Custom (free-form) tools by name. */
+  readonly custom: ReadonlySet<string>;
+  /** `namespace__name` → its namespace and name. */
+  readonly namespaced: ReadonlyMap<string, { readonly namespace: string; readonly name: string }>;
+}
+
+export const NO_TOOL_NAMING: ToolNaming = { custom: new Set(), namespaced: new Map() };
+
 /** One stored message as Responses API items (input items and output items alike). */
 export function messageToItems(message: GatewayMessage): ResponseItem[] {
+  return namedItems(message, NO_TOOL_NAMING);
+}
+
+/** One stored message as items, its tool calls named as the request's tools declared them. */
+export function namedItems(message: GatewayMessage, naming: ToolNaming): ResponseItem[] {
   const status = itemStatus(message.status);
   const items: ResponseItem[] = [];
   if (message.role === "tool") {
@@ -121,7 +78,8 @@ export function messageToItems(message: GatewayMessage): ResponseItem[] {
       type: "message",
       id: message.id,
       status,
-      role: message.role === "assistant" ? "assistant" : "user",
+      role:
+        message.role === "assistant" ? "assistant" : (message.metadata.gateway.inputRole ?? "user"),
       content:
         message.role === "assistant"
           ? [{ type: "output_text", text, annotations: [] }]
@@ -131,14 +89,28 @@ export function messageToItems(message: GatewayMessage): ResponseItem[] {
   let call = 0;
   for (const block of message.content) {
     if (block.type !== "toolCall") continue;
-    items.push({
-      type: "function_call",
-      id: functionCallItemId(message.id, call),
-      call_id: block.id,
-      name: block.name,
-      arguments: toolCallArgumentText(block),
-      status,
-    });
+    const id = functionCallItemId(message.id, call);
+    const namespaced = naming.namespaced.get(block.name);
+    items.push(
+      naming.custom.has(block.name)
+        ? {
+            type: "custom_tool_call",
+            id,
+            call_id: block.id,
+            name: block.name,
+            input: toolCallArgumentText(block),
+            status,
+          }
+        : {
+            type: "function_call",
+            id,
+            call_id: block.id,
+            name: namespaced?.name ?? block.name,
+            ...(namespaced === undefined ? {} : { namespace: namespaced.namespace }),
+            arguments: toolCallArgumentText(block),
+            status,
+          },
+    );
     call++;
   }
   return items;
@@ -162,6 +134,38 @@ export interface ResponseFacts {
   readonly instructions: string | null;
   readonly tools: CreateResponseBody["tools"];
   readonly maxOutputTokens: number | null;
+  /** The other settings the request gave (echoed as sent; defaults where absent). */
+  readonly echo?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** The tool naming of a request's tools (custom tools, namespaced function tools). */
+export function toolNaming(tools: CreateResponseBody["tools"]): ToolNaming {
+  const custom = new Set<string>();
+  const namespaced = new Map<string, { namespace: string; name: string }>();
+  for (const tool of (tools ?? []) as readonly {
+    type: string;
+    name?: unknown;
+    tools?: unknown;
+  }[]) {
+    if (tool.type === "custom" && typeof tool.name === "string") custom.add(tool.name);
+    if (tool.type === "namespace" && Array.isArray(tool.tools)) {
+      for (const inner of tool.tools as { type: string; name: string }[]) {
+        const name = `${String(tool.name)}__${inner.name}`;
+        if (inner.type === "custom") custom.add(name);
+        else namespaced.set(name, { namespace: String(tool.name), name: inner.name });
+      }
+    }
+  }
+  return { custom, namespaced };
+}
+
+function echoed<T>(
+  echo: Readonly<Record<string, unknown>> | undefined,
+  key: string,
+  fallback: T,
+): T {
+  const value = echo?.[key];
+  return value === undefined || value === null ? fallback : (value as T);
 }
 
 /** The response object of a stored output message. */
@@ -189,16 +193,24 @@ export function responseObject(output: GatewayMessage, facts: ResponseFacts): Re
     instructions: facts.instructions,
     max_output_tokens: facts.maxOutputTokens,
     model: gateway.model ?? "",
-    output: status === "in_progress" || status === "failed" ? [] : messageToItems(output),
-    parallel_tool_calls: true,
+    output:
+      status === "in_progress" || status === "failed"
+        ? []
+        : namedItems(output, toolNaming(facts.tools)),
+    parallel_tool_calls: echoed(facts.echo, "parallel_tool_calls", true),
     previous_response_id: facts.previousResponseId,
-    store: true,
-    temperature: null,
-    top_p: null,
-    text: { format: { type: "text" } },
-    tool_choice: "auto",
+    store: echoed(facts.echo, "store", true),
+    temperature: echoed(facts.echo, "temperature", null),
+    top_p: echoed(facts.echo, "top_p", null),
+    text: echoed(facts.echo, "text", { format: { type: "text" } }),
+    tool_choice: echoed(facts.echo, "tool_choice", "auto"),
     tools: facts.tools ?? [],
-    truncation: "disabled",
+    truncation: echoed(facts.echo, "truncation", "disabled"),
+    reasoning: echoed(facts.echo, "reasoning", null),
+    background: echoed(facts.echo, "background", false),
+    prompt_cache_key: echoed(facts.echo, "prompt_cache_key", null),
+    safety_identifier: echoed(facts.echo, "safety_identifier", null),
+    user: echoed(facts.echo, "user", null),
     usage: usageObject(gateway.usage),
     metadata: { ...output.metadata.caller },
     conversation_id: output.conversationId,

@@ -7,50 +7,8 @@ import { z } from "zod";
  */
 const text = z.string();
 
-export const inputTextPartSchema = z.strictObject({ type: z.literal("input_text"), text });
-export const outputTextPartSchema = z.object({
-  type: z.literal("output_text"),
-  text,
-  annotations: z.array(z.unknown()).optional(),
-});
-
-export const inputMessageSchema = z.object({
-  type: z.literal("message").optional(),
-  role: z.enum(["user", "assistant"], {
-    error:
-      'a message\'s role is "user" or "assistant"; send system or developer text as instructions',
-  }),
-  content: z.union([
-    text,
-    z.array(z.discriminatedUnion("type", [inputTextPartSchema, outputTextPartSchema])).min(1),
-  ]),
-  id: z.string().optional(),
-  status: z.string().optional(),
-});
-
-export const functionCallItemSchema = z.object({
-  type: z.literal("function_call"),
-  call_id: z.string().min(1).max(200),
-  name: z.string().min(1).max(200),
-  arguments: z.string(),
-  id: z.string().optional(),
-  status: z.string().optional(),
-});
-
-export const functionCallOutputItemSchema = z.object({
-  type: z.literal("function_call_output"),
-  call_id: z.string().min(1).max(200),
-  output: z.string(),
-  id: z.string().optional(),
-  status: z.string().optional(),
-});
-
-export const inputItemSchema = z.union([
-  inputMessageSchema,
-  functionCallItemSchema,
-  functionCallOutputItemSchema,
-]);
-export type InputItem = z.infer<typeof inputItemSchema>;
+export { inputItemSchema, inputTextPartSchema, type InputItem } from "./input-schemas.js";
+import { inputItemSchema, inputTextPartSchema } from "./input-schemas.js";
 
 export const functionToolSchema = z.object({
   type: z.literal("function"),
@@ -60,27 +18,106 @@ export const functionToolSchema = z.object({
   strict: z.boolean().nullish(),
 });
 
+export const customToolSchema = z.object({
+  type: z.literal("custom"),
+  name: z.string().min(1).max(128),
+  description: z.string().max(8192).nullish(),
+  format: z.record(z.string(), z.unknown()).nullish(),
+});
+
+/** Codex's group of function tools under one name (`multi_agent_v1`). */
+export const namespaceToolSchema = z.object({
+  type: z.literal("namespace"),
+  name: z.string().min(1).max(64),
+  description: z.string().max(8192).nullish(),
+  tools: z.array(z.union([functionToolSchema, customToolSchema])).max(128),
+});
+
+/** A tool the provider runs itself (web_search, file_search, …): refused where not run. */
+export const hostedToolSchema = z.looseObject({
+  type: z
+    .string()
+    .refine(
+      (type) => type !== "function" && type !== "custom" && type !== "namespace",
+      "a function, custom or namespace tool is not of this shape",
+    ),
+});
+
+export const toolSchema = z.union([
+  functionToolSchema,
+  customToolSchema,
+  namespaceToolSchema,
+  hostedToolSchema,
+]);
+export type RequestTool = z.infer<typeof toolSchema>;
+
+const textFormatSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    name: z.string().min(1).max(64),
+    schema: z.record(z.string(), z.unknown()),
+    description: z.string().nullish(),
+    strict: z.boolean().nullish(),
+  }),
+]);
+
 export const metadataSchema = z
   .record(z.string().max(64), z.string().max(512))
   .refine((value) => Object.keys(value).length <= 16, "metadata has at most 16 keys")
   .describe("Up to 16 string pairs (keys ≤ 64, values ≤ 512 characters); never a list of items.");
 
 export const createResponseBodySchema = z
-  .object({
+  .strictObject({
     model: z.string().min(1).max(200),
     input: z.union([z.string(), z.array(inputItemSchema).min(1).max(256)]),
     instructions: z.string().max(262_144).nullish(),
-    tools: z.array(functionToolSchema).max(128).optional(),
+    tools: z.array(toolSchema).max(128).optional(),
     previous_response_id: z.string().min(1).max(200).nullish(),
+    conversation: z
+      .union([z.string().min(1).max(200), z.strictObject({ id: z.string().min(1).max(200) })])
+      .nullish(),
     metadata: metadataSchema.nullish(),
     stream: z.boolean().nullish(),
+    stream_options: z.object({ include_obfuscation: z.boolean().nullish() }).nullish(),
     max_output_tokens: z.int().min(1).max(1_000_000).nullish(),
+    max_tool_calls: z.int().min(1).nullish(),
     store: z.boolean().nullish(),
-    tool_choice: z.unknown().optional(),
+    background: z.boolean().nullish(),
+    tool_choice: z
+      .union([
+        z.enum(["none", "auto", "required"]),
+        z.looseObject({ type: z.string(), name: z.string().optional() }),
+      ])
+      .nullish(),
     parallel_tool_calls: z.boolean().nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().min(0).max(1).nullish(),
-    user: z.string().max(256).optional(),
+    top_logprobs: z.int().min(0).max(20).nullish(),
+    text: z
+      .object({
+        format: textFormatSchema.nullish(),
+        verbosity: z.enum(["low", "medium", "high"]).nullish(),
+      })
+      .nullish(),
+    reasoning: z
+      .object({
+        effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
+        summary: z.enum(["auto", "concise", "detailed"]).nullish(),
+        generate_summary: z.enum(["auto", "concise", "detailed"]).nullish(),
+      })
+      .nullish(),
+    include: z.array(z.string()).nullish(),
+    prompt: z.unknown().optional(),
+    prompt_cache_key: z.string().max(1024).nullish(),
+    prompt_cache_retention: z.string().nullish(),
+    safety_identifier: z.string().max(256).nullish(),
+    user: z.string().max(256).nullish(),
+    service_tier: z.string().nullish(),
+    truncation: z.enum(["auto", "disabled"]).nullish(),
+    context_management: z.unknown().optional(),
+    client_metadata: z.record(z.string(), z.string()).nullish(),
   })
   .describe("POST /v1/responses: continue the context of previous_response_id with input.");
 export type CreateResponseBody = z.infer<typeof createResponseBodySchema>;
@@ -89,7 +126,7 @@ export const outputMessageItemSchema = z.object({
   type: z.literal("message"),
   id: z.string(),
   status: z.string(),
-  role: z.enum(["assistant", "user"]),
+  role: z.enum(["assistant", "user", "system", "developer"]),
   content: z.array(
     z.union([
       z.object({ type: z.literal("output_text"), text, annotations: z.array(z.unknown()) }),
@@ -103,7 +140,17 @@ export const outputFunctionCallSchema = z.object({
   id: z.string(),
   call_id: z.string(),
   name: z.string(),
+  namespace: z.string().optional(),
   arguments: z.string(),
+  status: z.string(),
+});
+
+export const outputCustomToolCallSchema = z.object({
+  type: z.literal("custom_tool_call"),
+  id: z.string(),
+  call_id: z.string(),
+  name: z.string(),
+  input: z.string(),
   status: z.string(),
 });
 
@@ -118,6 +165,7 @@ export const outputFunctionCallOutputSchema = z.object({
 export const responseItemSchema = z.union([
   outputMessageItemSchema,
   outputFunctionCallSchema,
+  outputCustomToolCallSchema,
   outputFunctionCallOutputSchema,
 ]);
 export type ResponseItem = z.infer<typeof responseItemSchema>;
@@ -147,10 +195,15 @@ export const responseObjectSchema = z
     store: z.boolean(),
     temperature: z.number().nullable(),
     top_p: z.number().nullable(),
-    text: z.object({ format: z.object({ type: z.literal("text") }) }),
+    text: z.object({ format: textFormatSchema }).passthrough(),
     tool_choice: z.unknown(),
-    tools: z.array(functionToolSchema),
-    truncation: z.literal("disabled"),
+    tools: z.array(toolSchema),
+    truncation: z.enum(["auto", "disabled"]),
+    reasoning: z.unknown(),
+    background: z.boolean(),
+    prompt_cache_key: z.string().nullable(),
+    safety_identifier: z.string().nullable(),
+    user: z.string().nullable(),
     usage: usageSchema.nullable(),
     metadata: z.record(z.string(), z.string()),
     conversation_id: z.string().describe("verbatim: the stored conversation this response is in."),

@@ -1,12 +1,10 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
-import type { Message } from "verbatim-llm/history";
 import {
   renderRequest,
   streamRound,
   type RoundResult,
   type StreamEvent,
-  type ToolDefinition,
 } from "verbatim-llm/providers";
 import { ResponseLeases } from "../../gateway/response-leases.js";
 import type { Sanitizer } from "verbatim-llm/trajectory";
@@ -15,14 +13,11 @@ import { upstreamFailure } from "../upstream/failure.js";
 import { upstreamErrorSanitizer } from "../upstream/scrub.js";
 import { finishResponse, type StopCause } from "./finish.js";
 import { PartialAnswer } from "./partial-answer.js";
-import {
-  callsOf,
-  inputToMessages,
-  messageToItems,
-  responseObject,
-  type ResponseFacts,
-} from "./convert.js";
-import { modelVisibleHistory } from "./model-context.js";
+import { callsOf, messageToItems, responseObject, type ResponseFacts } from "./convert.js";
+import { inputToMessages, type NewMessage } from "./input.js";
+import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
+import { echoedSettings, providerSettings } from "./settings.js";
+import { toolDefinitions } from "./tools.js";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
 /** Receives a response's events while it streams (POST /v1/responses with stream: true). */
@@ -31,21 +26,14 @@ export interface ResponseSink {
   event(event: StreamEvent): void;
 }
 
-const toMessage = (message: GatewayMessage): Message => ({
-  role: message.role,
-  content: message.content,
-});
-
-function toolDefinitions(tools: CreateResponseBody["tools"]): ToolDefinition[] {
-  return (tools ?? []).map((tool) => ({
-    name: tool.name,
-    description: tool.description ?? "",
-    inputSchema: (tool.parameters ?? {
-      type: "object",
-      properties: {},
-    }) as ToolDefinition["inputSchema"],
-  }));
-}
+const toNewMessage = (message: GatewayMessage): NewMessage => {
+  const inputRole = message.metadata.gateway.inputRole;
+  return {
+    role: message.role,
+    content: message.content,
+    ...(inputRole === undefined ? {} : { inputRole }),
+  };
+};
 
 /** What a request to create a response brings besides its body. */
 export interface CreateOptions {
@@ -108,16 +96,26 @@ export class ResponsesService {
         },
       );
     }
-    const contextHistory = (context?.messages ?? []).map(toMessage);
-    const inputs = inputToMessages(body.input, callsOf(contextHistory));
+    refuseUnsupportedState(body);
+    const contextHistory = (context?.messages ?? []).map(toNewMessage);
+    const references = await resolveReferences(this.store, subject, body.input);
+    const inputs = inputToMessages(body.input, callsOf(contextHistory), references);
+    const tools = toolDefinitions(body.tools);
+    const settings = providerSettings(provider, body);
     const maxTokens = body.max_output_tokens ?? this.upstream.defaultMaxOutputTokens;
-    const { history } = modelVisibleHistory([...contextHistory, ...inputs]);
+    const { history, system } = modelContext(body.instructions, [...contextHistory, ...inputs]);
     const metadata = body.metadata ?? {};
+    const echo = echoedSettings(body);
     const prepared = this.store.prepareAppend(subject, {
       previousMessageId: previousId,
       conversationMetadata: {},
       messages: [
-        ...inputs.map((message) => ({ role: message.role, content: message.content, metadata })),
+        ...inputs.map((message) => ({
+          role: message.role,
+          content: message.content,
+          metadata,
+          ...(message.inputRole === undefined ? {} : { gateway: { inputRole: message.inputRole } }),
+        })),
         {
           role: "assistant" as const,
           content: [],
@@ -129,6 +127,7 @@ export class ResponsesService {
             instructions: body.instructions ?? null,
             tools: body.tools ?? [],
             maxOutputTokens: body.max_output_tokens ?? null,
+            echo,
           },
           leaseMilliseconds: this.leases.leaseMilliseconds,
         },
@@ -139,14 +138,14 @@ export class ResponsesService {
       images: () => undefined,
       options: {
         model: body.model,
-        ...(body.instructions === undefined || body.instructions === null
-          ? {}
-          : { system: body.instructions }),
-        ...(body.tools === undefined || body.tools.length === 0
-          ? {}
-          : { tools: toolDefinitions(body.tools) }),
+        ...(system === undefined ? {} : { system }),
+        ...(tools.length === 0 ? {} : { tools }),
         maxTokens,
         stream: true,
+        ...(settings.promptCacheKey === undefined
+          ? {}
+          : { cache: { promptCacheKey: settings.promptCacheKey } }),
+        ...(Object.keys(settings.extras).length === 0 ? {} : { extras: settings.extras }),
       },
     });
     // The upstream request starts while the inputs and the in_progress answer are written (one
@@ -199,6 +198,7 @@ export class ResponsesService {
         instructions: body.instructions ?? null,
         tools: body.tools,
         maxOutputTokens: body.max_output_tokens ?? null,
+        echo,
       };
       sink?.begin(responseObject(output, facts));
       const partial = new PartialAnswer();
@@ -311,6 +311,7 @@ export class ResponsesService {
       instructions: request?.instructions ?? null,
       tools: (request?.tools ?? []) as CreateResponseBody["tools"],
       maxOutputTokens: request?.maxOutputTokens ?? null,
+      echo: request?.echo,
     });
   }
 
