@@ -211,9 +211,16 @@ export function addAssistantContent(
         );
       }
       const name = stringOf(field(block, "name")) ?? "";
-      const args = compactJson(field(block, "input") ?? {});
-      blocks.push({ type: "toolCall", id: callID, name, arguments: args });
-      builder.item({ id: id(index), type: "tool", name, status: "running", callID, detail: args });
+      const argumentText = compactJson(field(block, "input") ?? {});
+      blocks.push({ type: "toolCall", id: callID, name, arguments: argumentText });
+      builder.item({
+        id: id(index),
+        type: "tool",
+        name,
+        status: "running",
+        callID,
+        detail: argumentText,
+      });
     } else {
       leaveOut(
         `assistant content block ${type ?? "(no type)"}`,

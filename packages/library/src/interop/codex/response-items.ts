@@ -166,16 +166,18 @@ export function addResponseItem(
         : type === "local_shell_call"
           ? field(payload, "action")
           : field(payload, "arguments");
-      const args = stringOf(raw) ?? compactJson(raw ?? {});
+      const argumentText = stringOf(raw) ?? compactJson(raw ?? {});
       const namespace = stringOf(field(payload, "namespace"));
-      builder.assistant(responseKey, [{ type: "toolCall", id: callID, name, arguments: args }]);
+      builder.assistant(responseKey, [
+        { type: "toolCall", id: callID, name, arguments: argumentText },
+      ]);
       builder.item({
         id,
         type: "tool",
         name,
         status: "running",
         callID,
-        detail: args,
+        detail: argumentText,
         ...(custom || namespace !== undefined
           ? {
               summary: [

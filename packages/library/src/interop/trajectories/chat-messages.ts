@@ -49,9 +49,10 @@ export function chatParts(content: unknown): ChatMessageParts {
 
 /** One tool call of a message: Inspect (`function`, object `arguments`) or OpenAI shape. */
 export function toolCallItem(call: JsonRecord, fallbackId: string): TrajectoryItem {
-  const fn = recordOf(field(call, "function"));
-  const name = stringOf(field(call, "function")) ?? stringOf(field(fn, "name")) ?? "tool";
-  const rawArguments = field(call, "arguments") ?? field(fn, "arguments") ?? {};
+  const functionRecord = recordOf(field(call, "function"));
+  const name =
+    stringOf(field(call, "function")) ?? stringOf(field(functionRecord, "name")) ?? "tool";
+  const rawArguments = field(call, "arguments") ?? field(functionRecord, "arguments") ?? {};
   return {
     type: "tool_call",
     call_id: stringOf(field(call, "id")) ?? fallbackId,

@@ -56,21 +56,22 @@ function importEvents(
     const event = recordOf(raw) ?? {};
     const key = `openhands:${stringOf(field(event, "id")) ?? numberOf(field(event, "id")) ?? index}`;
     const action = stringOf(field(event, "action"));
-    const args = recordOf(field(event, "args")) ?? event;
+    const actionArguments = recordOf(field(event, "args")) ?? event;
     if (field(recordOf(field(event, "tool_call_metadata")), "model_response") !== undefined) {
       ledger.leftOutPart(record, "model_response", MODEL_RESPONSE_REASON);
     }
     if (action !== undefined) {
-      const thought = stringOf(field(args, "thought")) ?? "";
+      const thought = stringOf(field(actionArguments, "thought")) ?? "";
       const callId =
         stringOf(field(recordOf(field(event, "tool_call_metadata")), "tool_call_id")) ??
         `${key}.call`;
       if (action === "message" || action === "system") {
-        const text = stringOf(field(args, "content")) ?? stringOf(field(event, "message")) ?? "";
+        const text =
+          stringOf(field(actionArguments, "content")) ?? stringOf(field(event, "message")) ?? "";
         const source = stringOf(field(event, "source"));
         const images = (
-          arrayOf(field(args, "image_urls")) ??
-          arrayOf(field(args, "images_urls")) ??
+          arrayOf(field(actionArguments, "image_urls")) ??
+          arrayOf(field(actionArguments, "images_urls")) ??
           []
         ).filter((url): url is string => typeof url === "string");
         if (action === "system") entries.push({ key, item: { type: "system_message", text } });
@@ -88,7 +89,7 @@ function importEvents(
         messages++;
       } else if (action === "finish") {
         const text =
-          stringOf(field(args, "final_thought")) ??
+          stringOf(field(actionArguments, "final_thought")) ??
           (thought === "" ? (stringOf(field(event, "message")) ?? "") : thought);
         entries.push({ key, item: { type: "agent_message", text } });
       } else {
@@ -99,7 +100,7 @@ function importEvents(
             ? {
                 type: "command_execution",
                 call_id: callId,
-                command: [stringOf(field(args, "command")) ?? ""],
+                command: [stringOf(field(actionArguments, "command")) ?? ""],
                 status: "in_progress",
                 output: "",
                 exit_code: null,
@@ -111,7 +112,7 @@ function importEvents(
                 name:
                   stringOf(field(recordOf(field(event, "tool_call_metadata")), "function_name")) ??
                   action,
-                arguments: compactJson(without(args, new Set(["thought"]))),
+                arguments: compactJson(without(actionArguments, new Set(["thought"]))),
                 execution_mechanism: "local_dynamic",
               };
         const pending = { index: entries.length, item, key };
