@@ -161,22 +161,23 @@ export async function fitPageYielding<P extends ProjectedMessages>(
         },
       );
     }
-    for (const index of over) {
-      const slot = slots[index];
-      if (slot === undefined || copied.has(slot.message)) continue;
-      // Copy the message before its first cut; its slots then point into the copy.
-      const copy = JSON.parse(JSON.stringify(messages[slot.message])) as Json;
-      copies[slot.message] = copy;
-      copied.add(slot.message);
+    // Copy a message before its first cut (the page given is never changed); its slots then
+    // point into the copy. Copies and cuts both run in slices.
+    const copyMessage = (message: number) => {
+      const copy = JSON.parse(JSON.stringify(messages[message])) as Json;
+      copies[message] = copy;
+      copied.add(message);
       const fresh: Slot[] = [];
-      slotsOf(copy, slot.message, fresh);
-      const first = firstSlot[slot.message] ?? 0;
+      slotsOf(copy, message, fresh);
+      const first = firstSlot[message] ?? 0;
       fresh.forEach((one, offset) => (slots[first + offset] = one));
-    }
+    };
     await inSlices(over.length, (position) => {
       const index = over[position] ?? 0;
-      const slot = slots[index];
-      if (slot === undefined) return;
+      const original = slots[index];
+      if (original === undefined) return;
+      if (!copied.has(original.message)) copyMessage(original.message);
+      const slot = slots[index] ?? original;
       const cut = cutTo(slot.get(), level);
       const length = escapedLength(cut);
       size -= (lengths[index] ?? 0) - length;
