@@ -8,9 +8,11 @@ import { promisify } from "node:util";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 
-// The README's library example must run as written. Until the package names resolve in this
-// checkout, each `verbatim-llm/<entry>` is mapped to the entry's source file, wherever the
-// library's sources are (packages/library/src after the layout change, src before it).
+// The README's library example must run as written. It runs unchanged when `verbatim-llm`
+// resolves in this checkout (the workspace link in node_modules; bin/run-ts.js and tsconfig.json
+// pick the sources through the "verbatim-source" condition). Without that link, each
+// `verbatim-llm/<entry>` is mapped to the entry's source file, wherever the library's sources
+// are (packages/library/src, or src before the layout change).
 
 const root = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -48,6 +50,9 @@ function promisedLines(source: string): { text: string; isPrefix: boolean }[] {
   });
 }
 
+/** True when `verbatim-llm/<entry>` resolves from inside the repository as it would for a user. */
+const packageResolves = existsSync(join(root, "node_modules", "verbatim-llm", "package.json"));
+
 /** The library's source folders, new layout first. */
 const libraryFolders = [join(root, "packages", "library", "src"), join(root, "src")];
 
@@ -66,8 +71,9 @@ function entryFile(entry: string): string {
   return found;
 }
 
-/** The example with every `verbatim-llm/<entry>` specifier replaced by its entry file's URL. */
-function withEntryFiles(source: string): string {
+/** The example as it can run here: unchanged, or with each entry point mapped to its source file. */
+function runnable(source: string): string {
+  if (packageResolves) return source;
   return source.replace(
     /(["'])verbatim-llm\/([a-z-]+)\1/g,
     (_whole, quote: string, entry: string) =>
@@ -105,8 +111,10 @@ function typeErrors(files: readonly string[]): Map<string, string[]> {
   const options: ts.CompilerOptions = {
     ...parsed.options,
     noEmit: true,
-    paths: { "verbatim-llm/*": libraryFolders.map((folder) => `${folder}/*/index.ts`) },
   };
+  if (!packageResolves) {
+    options.paths = { "verbatim-llm/*": libraryFolders.map((folder) => `${folder}/*/index.ts`) };
+  }
   const program = ts.createProgram(files, options);
   const found = new Map<string, string[]>(files.map((file) => [file, []]));
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
@@ -129,7 +137,7 @@ describe("README.md's library example", () => {
   it("runs as written (node bin/run-ts.js), prints what it says, and prints the same body after a second reopen", async () => {
     const folder = await scratchFolder();
     const file = join(folder, "example.mts");
-    await writeFile(file, withEntryFiles(example));
+    await writeFile(file, runnable(example));
 
     const first = await runTypeScript(file, folder);
     expect(first.stderr).toBe("");
@@ -168,6 +176,7 @@ describe("README.md's library example", () => {
     const wrong = join(folder, "example-wrong.mts");
     const wrongExample = example.replace('role: "user"', 'role: "human"');
     expect(wrongExample).not.toBe(example);
+    // As written: without the workspace link, `paths` maps the entry points (typeErrors).
     await Promise.all([writeFile(good, example), writeFile(wrong, wrongExample)]);
     const errors = typeErrors([good, wrong]);
     expect(errors.get(good)).toEqual([]);
