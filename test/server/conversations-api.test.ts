@@ -171,6 +171,39 @@ describeEachDialect("Conversations API with the openai client", (getDatabase) =>
     expect(after.data[0]).toMatchObject({ type: "message", role: "user" });
   });
 
+  it("function calls and their outputs are items; an output of no known call is refused and nothing is written", async () => {
+    const conversation = await client.conversations.create({
+      items: [
+        { type: "message", role: "user", content: "weather?" },
+        { type: "function_call", call_id: "call_a", name: "weather", arguments: '{"city":"Oslo"}' },
+      ],
+    });
+    await client.conversations.items.create(conversation.id, {
+      items: [{ type: "function_call_output", call_id: "call_a", output: "rain" }],
+    });
+    const items = await client.conversations.items.list(conversation.id, { order: "asc" });
+    expect(items.data.map((item) => item.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+    ]);
+    expect(items.data[1]).toMatchObject({ call_id: "call_a", name: "weather" });
+    expect(items.data[2]).toMatchObject({ call_id: "call_a", output: "rain" });
+
+    const refused = await statusOf(
+      client.conversations.items.create(conversation.id, {
+        items: [
+          { type: "message", role: "user", content: "kept?" },
+          { type: "function_call_output", call_id: "call_unknown", output: "x" },
+        ],
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect((refused.body as { where?: string }).where).toBe("body.items[1].call_id");
+    const after = await client.conversations.items.list(conversation.id);
+    expect(after.data).toHaveLength(3);
+  });
+
   it("another subject's conversation and items answer exactly like missing ones", async () => {
     const mine = await client.conversations.create({
       items: [{ type: "message", role: "user", content: "private" }],

@@ -25,16 +25,23 @@ async function startCountTokens(): Promise<{
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      if (
-        request.url !== "/v1/messages/count_tokens" ||
-        request.headers["x-api-key"] !== "sk-ant-count"
-      ) {
+      const anthropic =
+        request.url === "/v1/messages/count_tokens" &&
+        request.headers["x-api-key"] === "sk-ant-count";
+      const openai =
+        request.url === "/v1/responses/input_tokens" &&
+        request.headers["authorization"] === "Bearer sk-openai-count";
+      if (!anthropic && !openai) {
         response.writeHead(404).end("{}");
         return;
       }
       bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
       response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ input_tokens: 42 }));
+      response.end(
+        JSON.stringify(
+          anthropic ? { input_tokens: 42 } : { object: "response.input_tokens", input_tokens: 17 },
+        ),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -90,6 +97,8 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
       upstream: upstreamConfigFromEnv({
         ANTHROPIC_API_KEY: "sk-ant-count",
         ANTHROPIC_BASE_URL: counter.url,
+        OPENAI_API_KEY: "sk-openai-count",
+        OPENAI_BASE_URL: `${counter.url}/v1`,
       }),
     });
     countingClient = new OpenAI({
@@ -207,6 +216,20 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
       messages: [{ role: "user" }],
     });
     expect(counter.bodies[counter.bodies.length - 1]).not.toHaveProperty("max_tokens");
+  });
+
+  it("POST /v1/responses/input_tokens asks OpenAI's input_tokens for a model routed to the Responses API", async () => {
+    const counted = await countingClient.responses.inputTokens.count({
+      model: "gpt-test",
+      input: [{ role: "user", content: "Count me" }],
+      instructions: "Be brief.",
+    });
+    expect(counted).toMatchObject({ input_tokens: 17, verbatim_count: "upstream" });
+    const sent = counter.bodies[counter.bodies.length - 1];
+    expect(sent).toMatchObject({ model: "gpt-test", instructions: "Be brief." });
+    expect(JSON.stringify(sent)).toContain("Count me");
+    expect(sent).not.toHaveProperty("stream");
+    expect(sent).not.toHaveProperty("max_output_tokens");
   });
 
   it("POST /v1/responses/input_tokens estimates where the upstream has no count (Gemini) and counts the context", async () => {

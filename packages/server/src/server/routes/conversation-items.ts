@@ -1,4 +1,4 @@
-import { VerbatimError } from "verbatim-llm/core";
+import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { AppendMessageInput } from "../../gateway/prepare-append.js";
@@ -82,13 +82,25 @@ export function itemPage(
 
 /**
  * Input items as messages to append after `context` (a function call output names a call of
- * the context or of the items before it). Every appended message is `completed`.
+ * the context or of the items before it). Every appended message is `completed`. A refusal
+ * names the field as the Conversations API calls it (`body.items[n]`).
  */
 export function itemsToMessages(
   items: readonly InputItem[],
   context: readonly Message[],
 ): AppendMessageInput[] {
-  return inputToMessages([...items], callsOf(context)).map((message): AppendMessageInput => ({
+  let messages;
+  try {
+    messages = inputToMessages([...items], callsOf(context));
+  } catch (error) {
+    if (!isVerbatimError(error) || error.where?.startsWith("body.input") !== true) throw error;
+    throw new VerbatimError(error.code, error.message.replaceAll("body.input", "body.items"), {
+      where: error.where.replace("body.input", "body.items"),
+      ...(error.hint === undefined ? {} : { hint: error.hint }),
+      ...(error.details === undefined ? {} : { details: error.details }),
+    });
+  }
+  return messages.map((message): AppendMessageInput => ({
     role: message.role,
     content: message.content,
   }));
