@@ -17,6 +17,7 @@ import { callsOf, messageToItems, responseObject, type ResponseFacts } from "./c
 import { inputToMessages, type NewMessage } from "./input.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
 import { echoedSettings, providerSettings } from "./settings.js";
+import { anchorOf } from "./state.js";
 import { toolDefinitions } from "./tools.js";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
@@ -83,7 +84,8 @@ export class ResponsesService {
     // Everything that can refuse the request runs before the upstream is called and before
     // anything is written: a refused request is neither billed nor stored.
     const { provider, upstream } = resolveUpstream(this.upstream, body.model);
-    const previousId = body.previous_response_id ?? null;
+    const anchor = await anchorOf(this.store, subject, body);
+    const previousId = anchor.previousMessageId;
     const context =
       previousId === null ? undefined : await this.store.readContext(subject, previousId);
     if (context !== undefined && context.anchor.status === "in_progress") {
@@ -108,6 +110,7 @@ export class ResponsesService {
     const echo = echoedSettings(body);
     const prepared = this.store.prepareAppend(subject, {
       previousMessageId: previousId,
+      ...(anchor.conversationId === undefined ? {} : { conversationId: anchor.conversationId }),
       conversationMetadata: {},
       messages: [
         ...inputs.map((message) => ({
@@ -324,8 +327,12 @@ export class ResponsesService {
   /** A stored response (an assistant message or a summary) and its request settings. */
   async #response(subject: string, id: string) {
     const response = await this.store.getMessageWithRequest(subject, id);
-    const { message } = response;
-    if (message.type !== "assistant" && message.type !== "summary") {
+    const { message, request } = response;
+    // A response stored with store: false is kept for the operator only (state.ts).
+    if (
+      (message.type !== "assistant" && message.type !== "summary") ||
+      request?.echo?.["store"] === false
+    ) {
       throw new VerbatimError("resource_not_found", `no response ${id}`, {
         where: id,
         hint: "Response ids are the ids POST /v1/responses returned (or a summary's id)",

@@ -1,0 +1,116 @@
+/**
+ * The state settings of a Responses request (issue 17): `conversation` continues that
+ * conversation with its context, `store: false` is kept for the operator but neither readable
+ * nor continuable by the caller (as in OpenAI's API), `background: true` is refused. The
+ * upstream is a stub model: a local server speaking the Anthropic wire format.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeEachDialect, uniqueName } from "../support/databases.js";
+import { startStubbedServer, type StubbedServer } from "../support/responses-stubs.js";
+
+describeEachDialect("Responses API state settings", (getDatabase) => {
+  let stubbed: StubbedServer;
+
+  beforeAll(async () => {
+    stubbed = await startStubbedServer(getDatabase());
+  });
+  afterAll(async () => {
+    await stubbed.close();
+  });
+
+  it("conversation: the response continues the conversation's newest response, with its context, in that conversation", async () => {
+    const first = await stubbed.post("/responses", { model: "claude-s", input: "Remember 7." });
+    expect(first.status).toBe(200);
+    const conversation = first.body.conversation_id as string;
+    const second = await stubbed.post("/responses", {
+      model: "claude-s",
+      input: "What did I say?",
+      conversation,
+    });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.conversation_id).toBe(conversation);
+    expect(second.body.previous_response_id).toBe(first.body.id);
+    const sent = stubbed.lastSent("anthropic").messages;
+    expect(JSON.stringify(sent)).toContain("Remember 7.");
+    expect(sent).toHaveLength(3);
+    const third = await stubbed.post("/responses", {
+      model: "claude-s",
+      input: "And now?",
+      conversation: { id: conversation },
+    });
+    expect(third.body.previous_response_id).toBe(second.body.id);
+  });
+
+  it("conversation with previous_response_id, an unknown conversation, and another subject's are refused; nothing is written", async () => {
+    const subject = uniqueName("state");
+    const { key } = await stubbed.server.apiKeyFor(subject);
+    const first = await stubbed.post("/responses", { model: "claude-s", input: "hi" });
+    const rowsBefore = await stubbed.rowCount();
+    const both = await stubbed.post("/responses", {
+      model: "claude-s",
+      input: "x",
+      conversation: first.body.conversation_id,
+      previous_response_id: first.body.id,
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.error.where).toBe("body.conversation");
+    expect(await stubbed.rowCount()).toBe(rowsBefore);
+    const foreign = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: "x", conversation: first.body.conversation_id },
+      key,
+    );
+    expect(foreign.status).toBe(404);
+    const unknown = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: "x", conversation: "conv_missing" },
+      key,
+    );
+    expect(unknown.status).toBe(404);
+    expect(await stubbed.rowCount(subject)).toBe(0);
+  });
+
+  it("store: false is kept for the operator, and the caller can neither read nor continue nor list it", async () => {
+    const subject = uniqueName("unstored");
+    const { key } = await stubbed.server.apiKeyFor(subject);
+    const reply = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: "private", store: false },
+      key,
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.store).toBe(false);
+    expect(reply.body.output[0].content[0].text).toBe("ok");
+    expect(await stubbed.rowCount(subject)).toBe(2);
+    expect((await stubbed.get(`/responses/${reply.body.id}`, key)).status).toBe(404);
+    expect((await stubbed.get(`/responses/${reply.body.id}/input_items`, key)).status).toBe(404);
+    const next = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: "more", previous_response_id: reply.body.id },
+      key,
+    );
+    expect(next.status).toBe(404);
+    expect(await stubbed.rowCount(subject)).toBe(2);
+    // The operator sees it.
+    const operator = await stubbed.server.app.inject({
+      method: "GET",
+      url: `/ai-gateway/conversations/${reply.body.conversation_id}/messages`,
+      headers: stubbed.server.operator,
+    });
+    expect(operator.statusCode).toBe(200);
+    expect(operator.body).toContain("private");
+  });
+
+  it("background: true is refused naming it; nothing is written", async () => {
+    const subject = uniqueName("background");
+    const { key } = await stubbed.server.apiKeyFor(subject);
+    const reply = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: "x", background: true },
+      key,
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.where).toBe("body.background");
+    expect(await stubbed.rowCount(subject)).toBe(0);
+  });
+});
