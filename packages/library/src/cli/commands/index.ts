@@ -67,6 +67,13 @@ export const commandEntries: readonly CommandEntry[] = [
     load: async () => (await import("./compact.js")).compact,
   },
   {
+    words: ["cache-report"],
+    usage: "--db <sqlite path | postgres url> [--subject S] [--since T] [--json]",
+    summary:
+      "Per recorded conversation (/v1/messages, /v1/chat/completions): calls, cache hit ratio, tokens and dollars lost to misses, and where each miss broke the prefix.",
+    load: async () => await loadServerCommand("cache-report"),
+  },
+  {
     words: ["db", "migrate"],
     usage: "--db <sqlite path | postgres url> [--json]",
     summary: "Create or upgrade the gateway store's tables (SQLite file or PostgreSQL database).",
@@ -89,9 +96,10 @@ export const commandEntries: readonly CommandEntry[] = [
   },
   {
     words: ["export"],
-    usage: "<package | folder of packages…> --to openai-jsonl|chatml-jsonl [--system FILE]",
+    usage:
+      "<package | folder of packages | rows.jsonl …> --to openai-jsonl|chatml-jsonl [--system FILE]",
     summary:
-      "Write each package's history as one JSON line (OpenAI fine-tuning or ChatML) to stdout; the same packages give the same bytes.",
+      "Write each package's history (or each job turn of a rows file) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
     load: async () => (await import("./export.js")).exportCommand,
   },
   {

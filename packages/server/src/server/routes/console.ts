@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { BackgroundAgentJobs, type GatewayMessageStore } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
+import { registerConversationCacheRoute } from "../console/conversation-cache.js";
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
 import { registerSearchConsoleRoutes } from "../console/search.js";
@@ -14,4 +15,5 @@ export function registerConsoleRoutes(
   registerConversationConsoleRoutes(app, database, store);
   registerJobConsoleRoutes(app, database, new BackgroundAgentJobs(database));
   registerSearchConsoleRoutes(app, database);
+  registerConversationCacheRoute(app, database);
 }
