@@ -131,6 +131,12 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
     expect(await statusOf(client.responses.retrieve(first.id))).toBe(404);
     expect(await statusOf(client.responses.inputItems.list(first.id))).toBe(404);
     expect(await statusOf(client.responses.delete(first.id))).toBe(404);
+    expect(await statusOf(client.responses.cancel(first.id))).toBe(404);
+    expect(
+      await statusOf(
+        client.post(`/responses/${first.id}/compress`, { body: { summary: "short" } }),
+      ),
+    ).toBe(404);
     // It can no longer be continued, and the refusal reaches no upstream.
     const sent = upstream.requests.length;
     expect(

@@ -33,6 +33,7 @@ const RESPONSE_ID_ROUTES = new Set([
   "/v1/responses/:id",
   "/v1/responses/:id/input_items",
   "/v1/responses/:id/cancel",
+  "/v1/responses/:id/compress",
 ]);
 
 /**
