@@ -122,6 +122,29 @@ describe("verbatim export --to openai-jsonl|chatml-jsonl", () => {
     expect(images).toBe(1);
   });
 
+  it("a stored-rows file gives one line per job turn, the same bytes every time", async () => {
+    const rows = join(folder, "rows.jsonl");
+    expect(
+      (await run(["import", "swe-agent", join(fixturesRoot, "swe-agent"), "--into", rows])).code,
+    ).toBe(0);
+    const turns = new Set(
+      readFileSync(rows, "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { turn_id: string }).turn_id),
+    );
+    const first = await run(["export", rows, "--to", "openai-jsonl"]);
+    const second = await run(["export", rows, "--to", "openai-jsonl"]);
+    expect(first.code, first.err).toBe(0);
+    expect(second.out.equals(first.out)).toBe(true);
+    const lines = first.out.toString("utf8").trimEnd().split("\n");
+    expect(lines.length).toBe(turns.size);
+    for (const line of lines) {
+      const { messages } = JSON.parse(line) as { messages: { role: string }[] };
+      expect(messages[0]?.role).toBe("system");
+    }
+  });
+
   it("refuses an unknown format and a path that holds no package", async () => {
     expect((await run(["export", packages, "--to", "parquet"])).code).toBe(2);
     const missing = await run(["export", join(folder, "nothing-here"), "--to", "openai-jsonl"]);

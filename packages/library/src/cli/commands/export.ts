@@ -15,9 +15,10 @@ import { readInputFile } from "../paths.js";
 
 export const exportCommand: Command = {
   words: ["export"],
-  usage: "<package | folder of packages…> --to openai-jsonl|chatml-jsonl [--system FILE]",
+  usage:
+    "<package | folder of packages | rows.jsonl …> --to openai-jsonl|chatml-jsonl [--system FILE]",
   summary:
-    "Write each package's history as one JSON line (OpenAI fine-tuning or ChatML) to stdout; the same packages give the same bytes.",
+    "Write each package's history (or each job turn of a rows file) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,

@@ -3,7 +3,10 @@ import { join, resolve } from "node:path";
 import { openArchive } from "../../archive/archive.js";
 import { CONVERSATION_FILE, AGENT_FOLDER } from "../../archive/layout.js";
 import { VerbatimError } from "../../core/errors.js";
-import { exportLine, type ExportFormat } from "./training-lines.js";
+import { exportRowsFile } from "./export-rows.js";
+import { exportLine, type ExportFormat, type ExportedPackage } from "./training-lines.js";
+
+export type { ExportedPackage } from "./training-lines.js";
 
 async function isPackage(path: string): Promise<boolean> {
   return (
@@ -12,11 +15,18 @@ async function isPackage(path: string): Promise<boolean> {
   );
 }
 
-/** The packages named: a package folder itself, or each package folder directly inside a folder. */
+/**
+ * The packages named: a package folder itself, or each package folder directly inside a folder;
+ * and stored-rows files (`*.jsonl`), exported one line per job turn.
+ */
 export async function findPackages(cwd: string, paths: readonly string[]): Promise<string[]> {
   const packages: string[] = [];
   for (const path of paths) {
     const full = resolve(cwd, path);
+    if (full.endsWith(".jsonl") && (await stat(full).catch(() => undefined))?.isFile() === true) {
+      packages.push(full);
+      continue;
+    }
     if (await isPackage(full)) {
       packages.push(full);
       continue;
@@ -42,13 +52,6 @@ export async function findPackages(cwd: string, paths: readonly string[]): Promi
   return packages;
 }
 
-export interface ExportedPackage {
-  readonly path: string;
-  /** The JSON line, or undefined when the package has no readable history. */
-  readonly line: string | undefined;
-  readonly reason?: string;
-}
-
 /** Each package's history as one line of the format, in the order given. */
 export async function exportPackages(
   packages: readonly string[],
@@ -57,6 +60,10 @@ export async function exportPackages(
 ): Promise<ExportedPackage[]> {
   const exported: ExportedPackage[] = [];
   for (const path of packages) {
+    if (path.endsWith(".jsonl")) {
+      exported.push(...(await exportRowsFile(path, format, system)));
+      continue;
+    }
     const opened = await openArchive(path);
     const unreadable = opened.notices.find((notice) => notice.kind === "unreadableConversation");
     if (unreadable !== undefined) {

@@ -44,9 +44,25 @@ export function exportLine(
     history,
     options.images === undefined ? {} : { imageBytes: options.images },
   );
-  const system: ChatMLMessage[] =
-    options.system === undefined ? [] : [{ role: "system", content: options.system }];
-  const messages = [...system, ...projected.messages];
+  return chatMLLine(projected.messages, format, options.system);
+}
+
+/** One JSON line for ChatML messages (a projected job turn, or a projected history). */
+export function chatMLLine(
+  projected: readonly ChatMLMessage[],
+  format: ExportFormat,
+  system: string | undefined,
+): string {
+  const head: ChatMLMessage[] = system === undefined ? [] : [{ role: "system", content: system }];
+  const messages = [...head, ...projected];
   const body = format === "openai-jsonl" ? messages.map(openAIMessage) : messages;
   return `${JSON.stringify({ messages: body })}\n`;
+}
+
+/** One line of an export, or why a package or rows file gave none. */
+export interface ExportedPackage {
+  readonly path: string;
+  /** The JSON line, or undefined when the package has no readable history. */
+  readonly line: string | undefined;
+  readonly reason?: string;
 }
