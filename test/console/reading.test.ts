@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { TEST_OPERATOR_TOKEN } from "../support/server.js";
 import { hasChromium, SCREENSHOTS, startConsole, type ConsoleHarness } from "./harness.js";
 import { LONG_LAST_TEXT } from "./seed.js";
@@ -118,6 +119,31 @@ describe.skipIf(!hasChromium)(
       expect(await last.innerText()).toContain(LONG_LAST_TEXT);
       // Virtualised: far fewer message nodes exist than messages.
       expect(await page.locator("#content article.message").count()).toBeLessThan(300);
+      await page.close();
+    });
+
+    it("B14 a message cut by the page size limit says so where it is cut and loads in full on demand (regression: cut with only a badge)", async () => {
+      const store = new GatewayMessageStore(harness.database);
+      const long = `${"A long tool result line. ".repeat(60_000)}THE END`;
+      const [first, big] = await store.appendMessages(harness.seeded.subject, {
+        previousMessageId: null,
+        messages: [
+          { role: "user", content: [{ type: "text", text: "Read the log" }] },
+          { role: "assistant", content: [{ type: "text", text: long }] },
+        ],
+      });
+      const page = await harness.open(`/conversations/${first?.conversationId}`);
+      const article = page.locator(`article[data-id="${big?.id}"]`);
+      await expect.poll(() => article.locator(".cut").count()).toBe(1);
+      expect(await page.locator(`article[data-id="${first?.id}"] .cut`).count()).toBe(0);
+      expect(await page.locator("#detail-count").innerText()).toContain(
+        "1 may be cut by the page size limit",
+      );
+      await article.locator("button.load-full").click();
+      const full = page.locator(`article[data-id="${big?.id}"]`);
+      await expect.poll(() => full.locator(".note").first().innerText()).toBe("Loaded in full.");
+      await full.locator("button.show-all").click();
+      expect(await full.locator("pre.text").innerText()).toContain("THE END");
       await page.close();
     });
 
