@@ -112,6 +112,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       1024 *
       1024,
     apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
+    recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
   };
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,
