@@ -186,6 +186,23 @@ describe("claude-code importer: the cases of issue 19", () => {
     });
   });
 
+  it("hook progress lines are kept as hook notices, never dropped", () => {
+    const file = corpus("2.1-real/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl");
+    const hookLines = jsonLines(file).filter(
+      ({ value }) =>
+        value?.type === "progress" &&
+        (value.data as { type?: string } | undefined)?.type === "hook_progress",
+    );
+    expect(hookLines.length).toBe(47);
+    const result = importFile(file);
+    const notices = result.conversations[0]?.conversation.items.filter(
+      (item) =>
+        item.type === "notice" && item.kind === "hook" && item.text.startsWith("hook_progress"),
+    );
+    expect(notices?.length).toBe(hookLines.length);
+    expect(result.leftOut.some((entry) => entry.what === "progress line")).toBe(false);
+  });
+
   it("a file with summaries only makes no conversation and reports each line", () => {
     const result = importFile(corpus("be89c3cd-bfbf-4c4f-a515-5af6e13249bf.jsonl"));
     expect(result.conversations).toEqual([]);

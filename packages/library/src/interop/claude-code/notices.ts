@@ -28,7 +28,7 @@ const ENVELOPE = new Set([
 /** Line types that are not part of the conversation, and why each is left out. */
 export const LEFT_OUT_LINE_TYPES: Readonly<Record<string, string>> = {
   progress:
-    "live output of a running tool or sub-agent; the tool's final result and the sub-agent's own conversation are kept",
+    "live output of a running command or sub-agent (bash_progress, agent_progress): copies of the tool's final result and of the sub-agent's own conversation, which are kept",
   "file-history-snapshot":
     "Claude Code's backups of edited files for its own undo, not conversation",
   "queue-operation":
@@ -82,6 +82,19 @@ function noticeOf(line: SourceLine): { kind: string; text: string; detail: unkno
         text: stringOf(field(value, "prUrl")) ?? stringOf(field(value, "frameUrl")) ?? "",
         detail: rest,
       };
+    case "progress": {
+      // Hook runs are kept; a command's streamed output and a sub-agent's messages are copies
+      // of the tool's final result and of the sub-agent's own conversation (left out, reported).
+      const data = recordOf(field(value, "data"));
+      const kind = stringOf(field(data, "type")) ?? "progress";
+      if (kind === "bash_progress" || kind === "agent_progress") return undefined;
+      const hook = stringOf(field(data, "hookName"));
+      return {
+        kind: kind === "hook_progress" ? "hook" : "progress",
+        text: `${kind}${hook === undefined ? "" : `: ${hook}`}`,
+        detail: data ?? rest,
+      };
+    }
     case "attachment": {
       const attachment = recordOf(field(value, "attachment"));
       return {
