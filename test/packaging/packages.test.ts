@@ -214,6 +214,16 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
     }
   }, 600_000);
 
+  it("says which package to install when a server command runs where only the library is", async () => {
+    const bin = join(libraryOnly, "node_modules", ".bin", "verbatim");
+    const failure = await run(version.node, [bin, "serve"], { cwd: libraryOnly }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain("npm install verbatim-llm-server");
+  });
+
   it("imports every entry point of both packages from plain .mjs", async () => {
     const lines = [
       ...libraryEntries.map(
