@@ -20,7 +20,75 @@ export interface RawUpstream {
   readonly exchanges: RawExchange[];
   /** Usage numbers of the next answers. */
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /**
+   * When set, a Messages request that offers a `Bash` tool and whose last user message holds no
+   * tool_result is answered with a Bash tool call running this command.
+   */
+  bashCommand: string | undefined;
   close(): Promise<void>;
+}
+
+interface MessagesBody {
+  readonly messages?: { role: string; content: unknown }[];
+  readonly tools?: { name?: string }[];
+}
+
+function wantsBash(body: MessagesBody, command: string | undefined): boolean {
+  if (command === undefined) return false;
+  if (!(body.tools ?? []).some((tool) => tool.name === "Bash")) return false;
+  const last = (body.messages ?? []).filter((message) => message.role === "user").at(-1);
+  return !JSON.stringify(last ?? {}).includes('"tool_result"');
+}
+
+function bashAnswer(model: string, stream: boolean, command: string): string {
+  const input = { command, description: "Print a greeting" };
+  const block = { type: "tool_use", id: "toolu_01RawStub", name: "Bash", input };
+  const usage = {
+    input_tokens: 10,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: 6,
+  };
+  const message = {
+    id: "msg_01RawStubTool",
+    type: "message",
+    role: "assistant",
+    model,
+    content: [block],
+    stop_reason: "tool_use",
+    stop_sequence: null,
+    usage,
+  };
+  if (!stream) return JSON.stringify(message);
+  const events: [string, unknown][] = [
+    [
+      "message_start",
+      { type: "message_start", message: { ...message, content: [], stop_reason: null } },
+    ],
+    [
+      "content_block_start",
+      { type: "content_block_start", index: 0, content_block: { ...block, input: {} } },
+    ],
+    [
+      "content_block_delta",
+      {
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(input) },
+      },
+    ],
+    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    [
+      "message_delta",
+      {
+        type: "message_delta",
+        delta: { stop_reason: "tool_use", stop_sequence: null },
+        usage: { output_tokens: 6 },
+      },
+    ],
+    ["message_stop", { type: "message_stop" }],
+  ];
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
 }
 
 function anthropicAnswer(model: string, stream: boolean, usage: RawUpstream["usage"]): string {
@@ -121,6 +189,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     url: "",
     exchanges,
     usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+    bashCommand: undefined,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -142,9 +211,11 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     let text: string;
     if (exchange.path.startsWith("/v1/messages/count_tokens"))
       text = JSON.stringify({ input_tokens: 42 });
-    else if (exchange.path.startsWith("/v1/messages"))
-      text = anthropicAnswer(model, stream, state.usage);
-    else text = chatAnswer(model, stream, state.usage);
+    else if (exchange.path.startsWith("/v1/messages")) {
+      text = wantsBash(parsed as MessagesBody, state.bashCommand)
+        ? bashAnswer(model, stream, state.bashCommand ?? "")
+        : anthropicAnswer(model, stream, state.usage);
+    } else text = chatAnswer(model, stream, state.usage);
     exchange.response = Buffer.from(text, "utf8");
     response.writeHead(200, {
       "content-type": stream ? "text/event-stream" : "application/json",
