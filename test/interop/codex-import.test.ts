@@ -205,4 +205,33 @@ describe("codex importer: the cases of issue 19", () => {
       result.leftOut.find((entry) => entry.what === "image by reference")?.lines.length,
     ).toBeGreaterThan(0);
   });
+
+  it("the layout before session_meta (a header line, bare response items, state records) is read too", () => {
+    // Hand-written in that layout: the one public file in it has no licence (SOURCES.md, Gaps).
+    const lines = [
+      { id: "legacy-session", timestamp: "2025-05-01T10:00:00.000Z", instructions: "Be brief." },
+      { record_type: "state" },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "list files" }] },
+      { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "call_1" },
+      { type: "function_call_output", call_id: "call_1", output: "README.md" },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "One file." }] },
+    ];
+    const bytes = Buffer.from(lines.map((line) => JSON.stringify(line)).join("\n") + "\n");
+    const result = importCodexRollout("rollout-legacy.jsonl", bytes);
+    expect(result.account).toMatchObject({ lines: 6, imported: 5, leftOut: 1 });
+    const imported = result.conversations[0];
+    expect(imported?.name).toBe("codex-legacy-session");
+    expect(imported?.conversation.history.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
+    expect(
+      imported?.conversation.items.some(
+        (item) =>
+          item.type === "notice" && item.kind === "instructions" && item.text === "Be brief.",
+      ),
+    ).toBe(true);
+  });
 });

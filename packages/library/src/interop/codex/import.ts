@@ -87,6 +87,11 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
       sessionId = stringOf(field(meta, "id"));
       if (sessionId !== undefined) break;
     }
+    // The layout before session_meta: a first line with the session's id and no type.
+    if (line === read.lines[0] && isLegacyHeader(line.value)) {
+      sessionId = stringOf(field(line.value, "id"));
+      if (sessionId !== undefined) break;
+    }
   }
   sessionId ??= basename(file).replace(/\.jsonl$/, "");
   const builder = new ConversationBuilder();
@@ -108,16 +113,25 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
       ledger.leftOut.add(file, what, reason, line.line);
     const dropLine = (what: string, reason: string): void =>
       ledger.leftOutLine(file, line.line, what, reason);
-    const type =
-      stringOf(field(line.value, "type")) ??
-      stringOf(field(line.value, "record_type")) ??
-      "(no type)";
-    const payload = recordOf(field(line.value, "payload"));
+    // The layout before session_meta: a header line, bare response items, state records.
+    const legacyItem =
+      field(line.value, "payload") === undefined &&
+      LEGACY_ITEM_TYPES.has(stringOf(field(line.value, "type")) ?? "");
+    const legacyHeader = line === read.lines[0] && isLegacyHeader(line.value);
+    const type = legacyItem
+      ? "response_item"
+      : legacyHeader
+        ? "session_meta"
+        : (stringOf(field(line.value, "type")) ??
+          stringOf(field(line.value, "record_type")) ??
+          "(no type)");
+    const payload =
+      legacyItem || legacyHeader ? line.value : recordOf(field(line.value, "payload"));
     const id = `L${line.line}`;
     if (payload === undefined) {
       dropLine(
         `${type} line`,
-        "a line without a payload (an older layout this importer does not read)",
+        "a line without a payload (a record of Codex's own state, e.g. record_type state)",
       );
       continue;
     }
@@ -283,6 +297,28 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
     leftOut: ledger.leftOut.list(),
     account,
   };
+}
+
+/** Response item types written bare, one per line, before the `response_item` envelope. */
+const LEGACY_ITEM_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "reasoning",
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "local_shell_call",
+  "web_search_call",
+]);
+
+/** The first line of the layout before session_meta: `{id, timestamp, instructions?}`, no type. */
+function isLegacyHeader(value: JsonRecord): boolean {
+  return (
+    field(value, "type") === undefined &&
+    field(value, "record_type") === undefined &&
+    stringOf(field(value, "id")) !== undefined &&
+    stringOf(field(value, "timestamp")) !== undefined
+  );
 }
 
 function add(sum: Usage | undefined, usage: Usage | undefined): Usage | undefined {
