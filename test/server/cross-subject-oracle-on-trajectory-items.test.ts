@@ -28,7 +28,7 @@ interface Probe {
   readonly name: string;
   /** The route as docs/openapi.json names it. */
   readonly route: string;
-  readonly method: "GET" | "POST";
+  readonly method: "GET" | "POST" | "DELETE";
   /** The request for an id (the other subject's, or a missing one). */
   readonly url: (id: string) => string;
   readonly body?: (id: string) => unknown;
@@ -276,6 +276,79 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
       body: () => ({ status: "completed" }),
     },
     {
+      name: "delete a response",
+      route: "DELETE /v1/responses/{id}",
+      kind: "response",
+      method: "DELETE",
+      url: (id) => `/v1/responses/${id}`,
+    },
+    {
+      name: "replay a response's events",
+      route: "GET /v1/responses/{id}",
+      kind: "response",
+      method: "GET",
+      url: (id) => `/v1/responses/${id}?stream=true`,
+    },
+    {
+      name: "count input tokens after a response",
+      route: "POST /v1/responses/input_tokens",
+      kind: "response",
+      method: "POST",
+      url: () => "/v1/responses/input_tokens",
+      body: (id) => ({ model: "claude-sonnet-4-5", input: "And?", previous_response_id: id }),
+    },
+    {
+      name: "read a conversation",
+      route: "GET /v1/conversations/{id}",
+      kind: "conversation",
+      method: "GET",
+      url: (id) => `/v1/conversations/${id}`,
+    },
+    {
+      name: "update a conversation's metadata",
+      route: "POST /v1/conversations/{id}",
+      kind: "conversation",
+      method: "POST",
+      url: (id) => `/v1/conversations/${id}`,
+      body: () => ({ metadata: { taken: "yes" } }),
+    },
+    {
+      name: "list a conversation's items",
+      route: "GET /v1/conversations/{id}/items",
+      kind: "conversation",
+      method: "GET",
+      url: (id) => `/v1/conversations/${id}/items`,
+    },
+    {
+      name: "add items to a conversation",
+      route: "POST /v1/conversations/{id}/items",
+      kind: "conversation",
+      method: "POST",
+      url: (id) => `/v1/conversations/${id}/items`,
+      body: () => ({ items: [{ type: "message", role: "user", content: "Injected" }] }),
+    },
+    {
+      name: "read a conversation's item",
+      route: "GET /v1/conversations/{id}/items/{item_id}",
+      kind: "conversation",
+      method: "GET",
+      url: (id) => `/v1/conversations/${id}/items/${ids.response}`,
+    },
+    {
+      name: "delete a conversation's item",
+      route: "DELETE /v1/conversations/{id}/items/{item_id}",
+      kind: "conversation",
+      method: "DELETE",
+      url: (id) => `/v1/conversations/${id}/items/${ids.response}`,
+    },
+    {
+      name: "delete a conversation",
+      route: "DELETE /v1/conversations/{id}",
+      kind: "conversation",
+      method: "DELETE",
+      url: (id) => `/v1/conversations/${id}`,
+    },
+    {
       name: "console: a conversation's messages from an anchor of another subject",
       route: "GET /ai-gateway/conversations/{id}/messages",
       kind: "anchor",
@@ -361,7 +434,11 @@ describeEachDialect("cross-subject oracle on trajectory items", (getDatabase) =>
     for (const [path, methods] of Object.entries(spec.paths)) {
       if (!path.startsWith("/v1/")) continue;
       for (const [method, operation] of Object.entries(methods)) {
-        const body = JSON.stringify(operation.requestBody ?? {});
+        // Not ids of stored records: `call_id` names a model's tool call inside the request,
+        // and `file_id` (of an image part) is refused, as there is no Files API here.
+        const body = JSON.stringify(operation.requestBody ?? {})
+          .replaceAll('"call_id"', "")
+          .replaceAll('"file_id"', "");
         if (path.includes("{id}") || /"[a-z_]*_id"/.test(body)) {
           takingIds.push(`${method.toUpperCase()} ${path}`);
         }

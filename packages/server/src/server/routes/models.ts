@@ -24,7 +24,7 @@ const modelListSchema = z.object({
 const errors = { 401: errorReplySchema, 404: errorReplySchema, 429: errorReplySchema };
 
 /**
- * GET /v1/models and /v1/models/:id: the models the upstream configuration routes to a
+ * GET /v1/models and /v1/models/:model: the models the upstream configuration routes to a
  * provider with a key (VERBATIM_MODEL_PROVIDERS): exact names as models, patterns apart.
  */
 export function registerModelRoutes(app: FastifyInstance, config: UpstreamConfig): void {
@@ -56,19 +56,19 @@ export function registerModelRoutes(app: FastifyInstance, config: UpstreamConfig
         .map((route) => ({ pattern: route.pattern, owned_by: route.provider })),
     }),
   );
-  app.get<{ Params: { id: string } }>(
-    "/v1/models/:id",
+  app.get<{ Params: { model: string } }>(
+    "/v1/models/:model",
     {
       schema: {
         summary: "A model the server routes (any name a route matches)",
         tags: ["models"],
         security: [{ apiKey: [] }],
-        params: z.object({ id: z.string().min(1).max(200) }),
+        params: z.object({ model: z.string().min(1).max(200) }),
         response: { 200: modelSchema, ...errors },
       },
     },
     async (request) => {
-      const { id } = request.params;
+      const { model: id } = request.params;
       let provider: string;
       try {
         provider = resolveUpstream(config, id).provider;

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
 import type { Message } from "verbatim-llm/history";
@@ -41,10 +42,19 @@ const RESPONSE_ID_ROUTES = new Set([
  * it deleted) is not found on the routes that read it, continue it or name its conversation.
  */
 export function hideDeletedResponses(conversations: GatewayConversations) {
-  return async (request: FastifyRequest): Promise<void> => {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const url = request.routeOptions.url ?? "";
     if (RESPONSE_ID_ROUTES.has(url)) {
       const { id } = request.params as { id: string };
+      if (id === "input_tokens") {
+        // The path of POST /v1/responses/input_tokens, not a response id.
+        reply.header("allow", "POST");
+        throw new VerbatimError(
+          "method_not_allowed",
+          `/v1/responses/input_tokens does not take ${request.method}`,
+          { where: "method", hint: "Use POST", details: { allowed_methods: ["POST"] } },
+        );
+      }
       await conversations.checkResponseVisible(request.subjectUid, id);
       return;
     }
