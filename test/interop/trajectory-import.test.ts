@@ -172,3 +172,17 @@ describe("codex importer into trajectory rows: one turn per Codex turn", () => {
     expect(firstItems.every((type) => type === "user_message")).toBe(true);
   });
 });
+
+describe("trajectory importers: a file of another shape is reported, never silently empty", () => {
+  it("swe-agent, openhands and inspect report a file without their records", () => {
+    const bytes = Buffer.from("[1]");
+    const swe = importSweAgentTrajectory("z.traj", bytes);
+    const inspect = importInspectLog("z.json", bytes);
+    const openhands = importOpenHandsEvents("z.json", Buffer.from('{"events": 1}'));
+    for (const result of [swe, inspect, openhands]) {
+      expect(result.rows).toEqual([]);
+      expect(result.account).toMatchObject({ imported: 0, leftOut: 1 });
+      expect(result.leftOut[0]?.what).toBe("file");
+    }
+  });
+});

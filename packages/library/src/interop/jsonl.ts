@@ -41,8 +41,8 @@ export function readJsonLines(text: string): JsonLines {
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
-    } catch (error) {
-      unreadable.push({ line: number, reason: `not JSON: ${(error as Error).message}` });
+    } catch {
+      unreadable.push({ line: number, reason: "not JSON: the line is kept in the source only" });
       continue;
     }
     const value = recordOf(parsed);

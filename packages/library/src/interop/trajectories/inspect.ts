@@ -49,6 +49,14 @@ export function importInspectLog(file: string, bytes: Uint8Array): TrajectoryFil
     return ledger.result([]);
   }
   const root = recordOf(parsed) ?? {};
+  if (arrayOf(field(root, "samples")) === undefined) {
+    ledger.leftOutRecord(
+      0,
+      "file",
+      "not an Inspect eval log with samples: it has no samples array",
+    );
+    return ledger.result([]);
+  }
   const evalSpec = recordOf(field(root, "eval"));
   // The eval's own id names the run (two logs of one task are two runs).
   const run =

@@ -191,7 +191,15 @@ export function importOpenHandsEvents(file: string, bytes: Uint8Array): Trajecto
     ledger.leftOutRecord(0, "file", `not JSON: ${(error as Error).message}`);
     return ledger.result([]);
   }
-  const events = arrayOf(parsed) ?? arrayOf(field(recordOf(parsed), "history")) ?? [];
+  const events = arrayOf(parsed) ?? arrayOf(field(recordOf(parsed), "history"));
+  if (events === undefined) {
+    ledger.leftOutRecord(
+      0,
+      "file",
+      "not an OpenHands event stream: it is neither an array of events nor has a history array",
+    );
+    return ledger.result([]);
+  }
   return ledger.result(
     importEvents(events, `openhands:${basename(file).replace(/\.json$/, "")}`, ledger, 0),
   );

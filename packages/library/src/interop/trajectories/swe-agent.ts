@@ -27,7 +27,11 @@ export function importSweAgentTrajectory(file: string, bytes: Uint8Array): Traje
     return ledger.result([]);
   }
   const root = recordOf(parsed) ?? {};
-  const history = arrayOf(field(root, "history")) ?? [];
+  const history = arrayOf(field(root, "history"));
+  if (history === undefined) {
+    ledger.leftOutRecord(0, "file", "not a SWE-agent trajectory: it has no history array");
+    return ledger.result([]);
+  }
   addChatMessages(history, rows, ledger, (index) => `swe-agent:history.${index}`);
   for (const key of Object.keys(root)) {
     if (key === "history") continue;
