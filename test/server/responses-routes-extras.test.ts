@@ -264,6 +264,28 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
     ).toBe(404);
   });
 
+  it("POST /v1/responses/input_tokens counts a conversation's current chain; another subject's is not found", async () => {
+    const alone = await client.responses.inputTokens.count({ model: "gemini-test", input: "hi" });
+    const conversation = await client.conversations.create({
+      items: [{ type: "message", role: "user", content: "y".repeat(4000) }],
+    });
+    const withConversation = await client.responses.inputTokens.count({
+      model: "gemini-test",
+      input: "hi",
+      conversation: conversation.id,
+    });
+    expect(withConversation.input_tokens).toBeGreaterThan(alone.input_tokens + 900);
+    expect(
+      await statusOf(
+        other.responses.inputTokens.count({
+          model: "gemini-test",
+          input: "hi",
+          conversation: conversation.id,
+        }),
+      ),
+    ).toBe(404);
+  });
+
   it("GET /v1/models lists the routed models of configured providers; GET /v1/models/:id resolves a name", async () => {
     const listed = await client.models.list();
     expect(listed.data.map((model) => [model.id, model.owned_by])).toEqual([
