@@ -23,7 +23,16 @@ import { testServer, type TestServer } from "../support/server.js";
 
 const documentedCodes = readFileSync(new URL("../../docs/errors.md", import.meta.url), "utf8");
 const registered = new Set(allErrorCodes().map((definition) => definition.code));
-const ERROR_FIELDS = new Set(["code", "message", "where", "hint", "details", "request_id"]);
+const ERROR_FIELDS = new Set([
+  "code",
+  "message",
+  "type",
+  "param",
+  "where",
+  "hint",
+  "details",
+  "request_id",
+]);
 const BODY_LIMIT = 4096;
 
 /** Checks one reply: the error shape, a documented code, its status; returns the code. */

@@ -31,6 +31,8 @@ describeEachDialect("Responses API input items", (getDatabase) => {
       ...codex,
       model: "claude-codex",
       stream: false,
+      // Codex sends store: false (not readable back by the caller); stored here to read it.
+      store: true,
       tools: codex.tools.filter((tool: { type: string }) => tool.type !== "web_search"),
     };
     const reply = await stubbed.post("/responses", body);

@@ -213,16 +213,20 @@ describeEachDialect("Responses API routes", (getDatabase) => {
     upstream.reply = () => ({ text: "ok" });
   });
 
-  it("502 when the upstream fails, 504 when it is too slow; the started message ends failed", async () => {
+  it("an upstream 400 is answered 400, a 500 502, a slow one 504; a failure before any answer stores nothing (issue 17)", async () => {
     upstream.reply = () => ({ status: 400 });
+    const refused = await post("/v1/responses", { model: "claude-test", input: "fail please" });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.code).toBe("upstream_invalid_request");
+    upstream.reply = () => ({ status: 500 });
     const failed = await post("/v1/responses", { model: "claude-test", input: "fail please" });
     expect(failed.statusCode).toBe(502);
     expect(failed.json().error.code).toBe("upstream_failed");
-    const rows = await sql<{ status: string; metadata: string }>`
-      select status, metadata from ai_gateway_messages where role = 'assistant' order by created_at desc, depth desc limit 1`.execute(
+    const rows = await sql<{ n: number | string }>`
+      select count(*) as n from ai_gateway_messages where cast(content as text) like ${"%fail please%"}`.execute(
       getDatabase().db,
     );
-    expect(rows.rows[0]?.status).toBe("failed");
+    expect(Number(rows.rows[0]?.n)).toBe(0);
 
     upstream.reply = () => ({ text: "late" });
     upstream.delayMs = 1500;

@@ -95,7 +95,11 @@ describeEachDialect("answers the store refuses", (getDatabase) => {
   });
 
   it("an upstream error with a lone surrogate ends the response failed; the reply says the input was stored", async () => {
-    upstream.answer = (writer) => writer.error(400, "bad \udc00 request");
+    // An error after the model began answering (before it, nothing is stored: issue 17).
+    upstream.answer = (writer) => {
+      writer.start("claude-test");
+      writer.streamError("bad \udc00 request");
+    };
     const reply = await create({});
     expect(reply.statusCode, reply.body).toBe(502);
     const error = reply.json().error;
@@ -110,9 +114,12 @@ describeEachDialect("answers the store refuses", (getDatabase) => {
   });
 
   it("an upstream error cut inside a surrogate pair at the length limit is cut before the pair", async () => {
-    const prefix = "anthropic answered HTTP 400: ";
+    const prefix = "Anthropic stream error: ";
     const message = "x".repeat(4000 - prefix.length - 1) + "😀".repeat(10);
-    upstream.answer = (writer) => writer.error(400, message);
+    upstream.answer = (writer) => {
+      writer.start("claude-test");
+      writer.streamError(message);
+    };
     const reply = await create({});
     expect(reply.statusCode, reply.body).toBe(502);
     const id = reply.json().error.where as string;

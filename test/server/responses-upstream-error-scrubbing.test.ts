@@ -24,6 +24,7 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
   let upstream: ControlledUpstream;
   let server: TestServer;
   let alice: { authorization: string };
+  let aliceSubject: string;
   let host: string;
 
   beforeAll(async () => {
@@ -39,7 +40,8 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
         timeoutMs: 2000,
       },
     });
-    alice = await server.apiKeyFor(uniqueName("alice"));
+    aliceSubject = uniqueName("alice");
+    alice = await server.apiKeyFor(aliceSubject);
     upstream.answer = (writer) =>
       writer.error(
         401,
@@ -71,7 +73,7 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
       }>`select metadata from ai_gateway_messages where id = ${id}`.execute(getDatabase().db)
     ).rows[0]?.metadata ?? "";
 
-  it("the plain reply and the stored failure hold no key, key fragment, credential or upstream host", async () => {
+  it("the plain reply holds no key, key fragment, credential or upstream host; a failure before any answer stores nothing (issue 17)", async () => {
     const reply = await server.app.inject({
       method: "POST",
       url: "/v1/responses",
@@ -82,19 +84,21 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
     expectScrubbed(reply.body);
     expect(reply.json().error.message).toContain("[redacted:");
     expect(reply.json().error.message).toContain("proxy.example.internal");
-    const stored = await storedError(reply.json().error.where);
-    expect(stored).toContain("invalid x-api-key");
-    expectScrubbed(stored);
+    const stored = await sql<{ count: number | string }>`
+      select count(*) as count from ai_gateway_messages
+      where subject_uid = ${aliceSubject}`.execute(getDatabase().db);
+    expect(Number(stored.rows[0]?.count)).toBe(0);
   });
 
-  it("the streamed response.failed holds none either", async () => {
+  it("the streamed request's error reply holds none either (it failed before the stream began)", async () => {
     const reply = await server.app.inject({
       method: "POST",
       url: "/v1/responses",
       headers: alice,
       payload: { model: "claude-test", input: "hi", stream: true },
     });
-    expect(reply.body).toContain("response.failed");
+    expect(reply.statusCode).toBe(502);
+    expect(reply.body).toContain("[redacted:");
     expectScrubbed(reply.body);
   });
 
@@ -145,7 +149,7 @@ describeEachDialect("upstream errors are scrubbed", (getDatabase) => {
       });
       expect(reply.statusCode).toBe(502);
       expect(reply.body).not.toContain(new URL(url).host);
-      expectScrubbed(await storedError(reply.json().error.where));
+      expectScrubbed(reply.body);
     } finally {
       await unreachable.app.close();
     }

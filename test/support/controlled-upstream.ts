@@ -80,6 +80,12 @@ export class AnswerWriter {
   }
 
   /** An HTTP error with the provider's error body. */
+  /** An `error` event inside the stream (after `start`), as Anthropic sends when overloaded. */
+  streamError(message: string): void {
+    this.#event("error", { type: "error", error: { type: "overloaded_error", message } });
+    this.response.end();
+  }
+
   error(status: number, message: string): void {
     this.response.writeHead(status, { "content-type": "application/json" });
     this.response.end(JSON.stringify({ type: "error", error: { type: "api_error", message } }));

@@ -16,6 +16,15 @@ export const errorReplySchema = shareSchema(
       error: z.object({
         code: z.string().describe("Stable error code (docs/errors.md)."),
         message: z.string().describe("What went wrong."),
+        type: z
+          .string()
+          .describe(
+            "OpenAI's error type: invalid_request_error, authentication_error, rate_limit_error or server_error.",
+          ),
+        param: z
+          .string()
+          .nullable()
+          .describe("OpenAI's param: the body field concerned (where without body.), or null."),
         where: z.string().optional().describe("The field, path or id concerned."),
         hint: z.string().optional().describe("What to do about it."),
         details: z.record(z.string(), z.unknown()).optional(),
@@ -65,9 +74,19 @@ export function toVerbatimError(error: unknown): VerbatimError {
 }
 
 export function errorReply(error: VerbatimError, requestId: string): ErrorReply {
+  const status = httpStatusOf(error.code);
   const body: ErrorReply["error"] = {
     code: error.code,
     message: error.message,
+    type:
+      status === 401
+        ? "authentication_error"
+        : status === 429
+          ? "rate_limit_error"
+          : status >= 500
+            ? "server_error"
+            : "invalid_request_error",
+    param: error.where?.startsWith("body.") === true ? error.where.slice("body.".length) : null,
     request_id: requestId,
   };
   if (error.where !== undefined) body.where = error.where;

@@ -176,12 +176,18 @@ export class ResponsesService {
     );
     const first = events.next();
     first.catch(() => undefined);
+    // Nothing is written before the model has answered (its first event): an upstream that
+    // refuses or fails the request leaves no conversation and no row, so a client's retries
+    // leave no debris (issue 17); the error is answered with the upstream's status.
+    try {
+      await first;
+    } catch (error) {
+      options.clientGone?.removeEventListener("abort", onClientGone);
+      if (stopped !== undefined) throw error;
+      throw upstreamFailure(error, this.#sanitizer);
+    }
     let stored: GatewayMessage[];
     try {
-      // One turn of the event loop first, so the upstream request is on the wire before the
-      // write: SQLite's commit holds the thread while it syncs, and the upstream works
-      // meanwhile instead of after.
-      await new Promise((resolve) => setImmediate(resolve));
       stored = await this.store.appendPrepared(prepared);
     } catch (error) {
       options.clientGone?.removeEventListener("abort", onClientGone);

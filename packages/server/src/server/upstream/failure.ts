@@ -29,6 +29,12 @@ function mappedFailure(error: unknown): VerbatimError {
         ...(error.hint === undefined ? {} : { hint: error.hint }),
       });
     }
+    const refused = refusedRequestCode(error);
+    if (refused !== undefined) {
+      return new VerbatimError(refused, error.message, {
+        hint: "The provider refused the request before answering; nothing was stored",
+      });
+    }
     if (error.code.startsWith("provider_")) {
       return new VerbatimError("upstream_failed", error.message, {
         ...(error.hint === undefined ? {} : { hint: error.hint }),
@@ -40,4 +46,35 @@ function mappedFailure(error: unknown): VerbatimError {
     "upstream_failed",
     `the upstream request failed: ${error instanceof Error ? error.message : String(error)}`,
   );
+}
+
+/**
+ * The code of an upstream's refusal that is the caller's to fix, answered with the upstream's
+ * own status instead of 502 (issue 17): 400 and 422 (invalid), 404 (unknown model), 413 (too
+ * large), 429 (rate limited after the retries). 401 and 403 concern the server's own key and
+ * stay 502 `upstream_failed`.
+ */
+function refusedRequestCode(
+  error: VerbatimError,
+):
+  | "upstream_invalid_request"
+  | "upstream_model_not_found"
+  | "upstream_request_too_large"
+  | "upstream_rate_limited"
+  | undefined {
+  if (error.code !== "provider_http_error") return undefined;
+  const status = error.details?.["status"];
+  switch (status) {
+    case 400:
+    case 422:
+      return "upstream_invalid_request";
+    case 404:
+      return "upstream_model_not_found";
+    case 413:
+      return "upstream_request_too_large";
+    case 429:
+      return "upstream_rate_limited";
+    default:
+      return undefined;
+  }
 }
