@@ -36,6 +36,8 @@ describeEachDialect("server foundation", (getDatabase, dialect) => {
       error: {
         code: "route_not_found",
         message: "no route for GET /no/such/route",
+        type: "invalid_request_error",
+        param: null,
         hint: "See docs/server.md for the routes",
         request_id: id,
       },

@@ -91,6 +91,8 @@ describeEachDialect("failed authentications per client address", (getDatabase) =
       error: {
         code: "authentication_rate_limited",
         message: "too many failed authentications from this address",
+        type: "rate_limit_error",
+        param: null,
         where: "client address",
         hint: `Retry after ${blocked.headers["retry-after"]} s with a valid credential`,
         details: { retry_after_seconds: Number(blocked.headers["retry-after"]) },
