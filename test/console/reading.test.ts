@@ -76,6 +76,25 @@ describe.skipIf(!hasChromium)(
       await page.close();
     });
 
+    it("B14 a recorded conversation shows where the prompt cache broke", async () => {
+      const { weather } = harness.seeded;
+      const page = await harness.open(`/conversations/${weather.id}`);
+      const report = page.locator("#content .cache-report");
+      await expect.poll(() => report.count()).toBe(1);
+      const summary = await report.locator("summary").first().innerText();
+      expect(summary).toContain("Prompt cache: 2 recorded calls");
+      expect(summary).toContain("1 break");
+      expect(await report.locator("tr.cache-broken").count()).toBe(1);
+      expect(await report.innerText()).toContain("Today is Tuesday.");
+      // A conversation the gateway did not record has no report.
+      await page.goto(`${harness.url}/conversations/${harness.seeded.long.id}`);
+      await expect
+        .poll(() => page.locator("#detail-count").innerText())
+        .toContain("300 messages shown");
+      expect(await page.locator("#content .cache-report").count()).toBe(0);
+      await page.close();
+    });
+
     it("B14 a fork is a branch in the picker; picking one shows that branch alone and says which", async () => {
       const { weather } = harness.seeded;
       const page = await harness.open("/");

@@ -227,6 +227,64 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
     },
   ]);
 
+  // Two calls the gateway recorded for the weather conversation (a stateless agent): the
+  // second changed the system prompt, so the cached prefix broke.
+  const recordedCall = (
+    id: string,
+    previous: string | null,
+    system: string,
+    usage: [number, number, number, number],
+    at: string,
+  ) => ({
+    id,
+    subject_uid: subject,
+    conversation_id: firstUser.conversationId,
+    wire_format: "anthropic-messages",
+    path: "/v1/messages",
+    model: "claude-sonnet-4-5",
+    tip_prefix_sha256: `${id}-tip`,
+    message_count: previous === null ? 1 : 3,
+    matched_count: previous === null ? 0 : 1,
+    previous_call_id: previous,
+    status_code: 200,
+    request_headers: "{}",
+    request_body: JSON.stringify({
+      model: "claude-sonnet-4-5",
+      max_tokens: 100,
+      system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }],
+      messages:
+        previous === null
+          ? [{ role: "user", content: "Hello" }]
+          : [
+              { role: "user", content: "Hello" },
+              { role: "assistant", content: "Hi" },
+              { role: "user", content: "More" },
+            ],
+    }),
+    response_headers: "{}",
+    response_body_base64: "",
+    redacted: 0,
+    input_tokens: usage[0],
+    output_tokens: usage[1],
+    cache_read_tokens: usage[2],
+    cache_write_tokens: usage[3],
+    duration_ms: 800,
+    created_at: at,
+  });
+  await database.db
+    .insertInto("ai_gateway_recorded_calls")
+    .values([
+      recordedCall("rcall_1", null, "You are terse.", [10, 5, 0, 1000], "2026-01-01T00:00:00.000Z"),
+      recordedCall(
+        "rcall_2",
+        "rcall_1",
+        "You are terse. Today is Tuesday.",
+        [20, 5, 0, 1050],
+        "2026-01-01T00:01:00.000Z",
+      ),
+    ])
+    .execute();
+
   return {
     subject,
     weather: {

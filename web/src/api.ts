@@ -232,6 +232,11 @@ export class ConsoleClient {
     return body as T;
   }
 
+  /** Any console route's JSON reply (for routes the page reads as they are). */
+  raw<T>(path: string, signal: AbortSignal): Promise<T> {
+    return this.get(path, {}, signal);
+  }
+
   conversations(
     filter: ListFilter,
     cursor: string | undefined,

@@ -8,6 +8,7 @@ import {
   type View,
 } from "./api.js";
 import { branchesNode } from "./branches.js";
+import { cacheReportNode, loadCacheReport } from "./cache-report.js";
 import { openComparePanel } from "./compare.js";
 import { modelInputNode, totalsNode } from "./conversation-header.js";
 import {
@@ -56,6 +57,7 @@ export class ConversationView {
   private readonly header: HTMLElement;
   private readonly count: HTMLElement;
   private readonly branchBox: HTMLElement;
+  private readonly cacheBox = element("div", { class: "cache" });
   private readonly comparePanel: HTMLElement;
   private complete = false;
   private pending = 0;
@@ -89,6 +91,16 @@ export class ConversationView {
     });
   }
 
+  /** Where the prompt cache broke, for a conversation the gateway recorded (else nothing). */
+  private async showCacheReport(): Promise<void> {
+    try {
+      const report = await loadCacheReport(this.client, this.target.id, this.signal);
+      if (report !== undefined) this.cacheBox.replaceChildren(cacheReportNode(report));
+    } catch {
+      // The report is extra: the messages are shown whether or not it could be read.
+    }
+  }
+
   get node(): HTMLElement {
     return element(
       "div",
@@ -96,6 +108,7 @@ export class ConversationView {
       element("h2", {}, `Conversation ${this.target.id}`),
       this.count,
       this.header,
+      this.cacheBox,
       this.branchBox,
       this.comparePanel,
       this.list.node,
@@ -123,6 +136,7 @@ export class ConversationView {
   /** Loads every page and shows rows as they arrive. Throws what the client throws. */
   async load(): Promise<void> {
     const { id, view, anchor } = this.target;
+    void this.showCacheReport();
     const stored = this.stored;
     const turnOf = new Map<string, number>();
     let turns = 0;
