@@ -204,6 +204,28 @@ describeEachDialect("Conversations API with the openai client", (getDatabase) =>
     expect(after.data).toHaveLength(3);
   });
 
+  it("a response stored with store: false is not an item (the operator keeps it)", async () => {
+    const unstored = await client.responses.create({
+      model: "claude-test",
+      input: "Off the record",
+      store: false,
+    });
+    const conversationId = (unstored as unknown as { conversation_id: string }).conversation_id;
+    const items = await client.conversations.items.list(conversationId, { order: "asc" });
+    expect(items.data.map((item) => item.type === "message" && item.role)).toEqual(["user"]);
+    expect(items.data.map((item) => item.id)).not.toContain(unstored.id);
+    expect(
+      (
+        await statusOf(
+          client.conversations.items.retrieve(unstored.id, { conversation_id: conversationId }),
+        )
+      ).status,
+    ).toBe(404);
+    const rows = await sql<{ id: string }>`select id from ai_gateway_messages
+      where id = ${unstored.id}`.execute(getDatabase().db);
+    expect(rows.rows).toHaveLength(1);
+  });
+
   it("another subject's conversation and items answer exactly like missing ones", async () => {
     const mine = await client.conversations.create({
       items: [{ type: "message", role: "user", content: "private" }],

@@ -7,6 +7,7 @@ import {
 } from "../store/repositories/gateway-caller-deletions.js";
 import {
   findNewestMessageId,
+  findUnstoredResponseIds,
   updateConversationMetadata,
 } from "../store/repositories/gateway-conversations.js";
 import type { GatewayMessageStore } from "./message-store.js";
@@ -88,7 +89,8 @@ export class GatewayConversations {
 
   /**
    * The messages of the conversation's current chain, oldest first, with the ids among
-   * `itemIdsOf(message)` the subject deleted. A deleted message is left out.
+   * `itemIdsOf(message)` the subject deleted. A deleted message is left out, and so is a
+   * response stored with `store: false` (readable by the operator only).
    */
   async chain(
     subjectUid: string,
@@ -107,7 +109,16 @@ export class GatewayConversations {
       conversation.subjectUid,
       chain.flatMap((message) => [message.id, ...itemIdsOf(message)]),
     );
-    return { messages: chain.filter((message) => !deleted.has(message.id)), deleted };
+    // A response stored with `store: false` is the operator's only: not an item either.
+    const unstored = await findUnstoredResponseIds(
+      this.#database,
+      conversation.subjectUid,
+      chain.filter((message) => message.type === "assistant").map((message) => message.id),
+    );
+    return {
+      messages: chain.filter((message) => !deleted.has(message.id) && !unstored.has(message.id)),
+      deleted,
+    };
   }
 
   /** The newest message of the conversation's current chain (deleted or not), if any. */

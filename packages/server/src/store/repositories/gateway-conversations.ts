@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
+import type { DialectCapabilities } from "../capabilities.js";
 import { queryTemplate } from "../query-template.js";
 import type { GatewayConversationTable, StoreSchema } from "../schema.js";
 
@@ -74,4 +75,34 @@ export async function findNewestMessageId(
     .limit(1)
     .executeTakeFirst();
   return row?.id;
+}
+
+/**
+ * Which of these messages are responses stored with `store: false` (their request settings
+ * echo `"store": false`): kept for the operator, not readable by the caller. Filtered in the
+ * database, so the settings themselves are not read.
+ */
+export async function findUnstoredResponseIds(
+  database: { readonly db: Kysely<StoreSchema>; readonly capabilities: DialectCapabilities },
+  subjectUid: string,
+  messageIds: readonly string[],
+): Promise<Set<string>> {
+  const found = new Set<string>();
+  const storeSetting =
+    database.capabilities.dialect === "sqlite"
+      ? sql<number | null>`json_extract(request, '$.echo.store')`
+      : sql<string | null>`(request::jsonb -> 'echo' ->> 'store')`;
+  const unstored = database.capabilities.dialect === "sqlite" ? 0 : "false";
+  for (let start = 0; start < messageIds.length; start += 500) {
+    const rows = await database.db
+      .selectFrom("ai_gateway_messages")
+      .select("id")
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", messageIds.slice(start, start + 500))
+      .where("request", "is not", null)
+      .where(storeSetting, "=", unstored)
+      .execute();
+    for (const row of rows) found.add(row.id);
+  }
+  return found;
 }
