@@ -196,4 +196,36 @@ describeEachDialect("recorded call chains", (getDatabase) => {
       .execute();
     for (const row of rows) expect(row.request_headers).not.toContain("vbk_secret");
   });
+
+  it("a fork far back in a long chain matches the shared prefix (past the tail lookup)", async () => {
+    const recorder = new RecordedCalls(getDatabase());
+    const subject = uniqueName("subject");
+    const call = (messages: unknown[]) =>
+      recorder.record({
+        subjectUid: subject,
+        format: "openai-chat",
+        path: "/v1/chat/completions",
+        model: "m",
+        messages,
+        requestHeaders: {},
+        requestBody: Buffer.from(JSON.stringify({ messages })),
+        statusCode: 200,
+        responseHeaders: {},
+        responseBody: Buffer.from("{}"),
+        durationMs: 1,
+      });
+    const long = Array.from({ length: 41 }, (_, index) => ({
+      role: index % 2 === 0 ? "user" : "assistant",
+      content: `message ${index}`,
+    }));
+    const first = await call(long);
+    for (const keep of [1, 6, 17, 30, 33]) {
+      const forked = await call([
+        ...long.slice(0, keep),
+        { role: "user", content: `fork at ${keep}` },
+      ]);
+      expect(forked.conversationId).toBe(first.conversationId);
+      expect(forked.matchedCount).toBe(keep);
+    }
+  });
 });

@@ -13,26 +13,56 @@ export type RecordedCallRow = Selectable<RecordedCallTable>;
 /** Hashes per statement: well under both databases' limits on bound parameters. */
 const HASHES_PER_STATEMENT = 1000;
 
-/** The deepest stored node among the given prefix hashes of one subject, or undefined. */
+/** Hashes looked up at once from the end of a request: the usual extension ends there. */
+const TAIL_WINDOW = 8;
+
+async function deepestAmong(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  hashes: readonly string[],
+): Promise<ChainNodeRow | undefined> {
+  if (hashes.length === 0) return undefined;
+  return db
+    .selectFrom("ai_gateway_chain_nodes")
+    .selectAll()
+    .where("subject_uid", "=", subjectUid)
+    .where("prefix_sha256", "in", hashes)
+    .orderBy("position", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * The deepest stored node among a request's prefix hashes (entry i names messages 0..i), or
+ * undefined. The stored prefixes of one request are always a run from its first message (a node
+ * is stored only with all its ancestors), so: one lookup of the last few hashes (a client
+ * extending its previous call is found there), else one of the first hash (a new conversation
+ * ends there), else a binary search of point lookups (a fork further back): at most
+ * 2 + log2(messages) indexed lookups, never a scan.
+ */
 export async function findDeepestNode(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   prefixHashes: readonly string[],
 ): Promise<ChainNodeRow | undefined> {
-  // Deepest chunk first: the first chunk with a hit holds the answer.
-  for (let end = prefixHashes.length; end > 0; end -= HASHES_PER_STATEMENT) {
-    const chunk = prefixHashes.slice(Math.max(0, end - HASHES_PER_STATEMENT), end);
-    const row = await db
-      .selectFrom("ai_gateway_chain_nodes")
-      .selectAll()
-      .where("subject_uid", "=", subjectUid)
-      .where("prefix_sha256", "in", chunk)
-      .orderBy("position", "desc")
-      .limit(1)
-      .executeTakeFirst();
-    if (row !== undefined) return row;
+  const tailStart = Math.max(0, prefixHashes.length - TAIL_WINDOW);
+  const tail = await deepestAmong(db, subjectUid, prefixHashes.slice(tailStart));
+  if (tail !== undefined || tailStart === 0) return tail;
+  let best = await deepestAmong(db, subjectUid, prefixHashes.slice(0, 1));
+  if (best === undefined) return undefined;
+  // Stored: 0..k for some k < tailStart; search k in (0, tailStart).
+  let low = 1;
+  let high = tailStart - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const found = await deepestAmong(db, subjectUid, [prefixHashes[middle] as string]);
+    if (found === undefined) high = middle - 1;
+    else {
+      best = found;
+      low = middle + 1;
+    }
   }
-  return undefined;
+  return best;
 }
 
 export async function insertChainNodes(
@@ -50,14 +80,20 @@ export async function insertChainNodes(
   }
 }
 
-/** The deepest (then latest) call whose last message is one of the given prefixes. */
+/**
+ * The deepest (then latest) call whose last message is one of the given prefixes. Windows from
+ * the end, each 8 times the last (8, 64, 512, then 1,000 at a time): the previous call of a
+ * client extending its history is in the first.
+ */
 export async function findPreviousCall(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   prefixHashes: readonly string[],
 ): Promise<{ id: string; message_count: number } | undefined> {
-  for (let end = prefixHashes.length; end > 0; end -= HASHES_PER_STATEMENT) {
-    const chunk = prefixHashes.slice(Math.max(0, end - HASHES_PER_STATEMENT), end);
+  let end = prefixHashes.length;
+  let size = TAIL_WINDOW;
+  while (end > 0) {
+    const chunk = prefixHashes.slice(Math.max(0, end - size), end);
     const row = await db
       .selectFrom("ai_gateway_recorded_calls")
       .select(["id", "message_count"])
@@ -69,6 +105,8 @@ export async function findPreviousCall(
       .limit(1)
       .executeTakeFirst();
     if (row !== undefined) return row;
+    end -= chunk.length;
+    size = Math.min(HASHES_PER_STATEMENT, size * 8);
   }
   return undefined;
 }

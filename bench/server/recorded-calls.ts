@@ -1,0 +1,282 @@
+// Recorded calls (docs/server.md, "Recorded calls"), two goals of issue 18:
+// 1. Matching a request of 1,000 messages against a store of 100,000 recorded conversations:
+//    hashing the messages plus one indexed lookup, p50 under 2 ms on SQLite and PostgreSQL.
+//    Baselines in the same run: the hashing alone, and one primary-key lookup of a node.
+// 2. POST /v1/messages through `verbatim serve` over a bare pass-through proxy (bare-pass-
+//    through.ts), both in front of the same local upstream (upstream.ts), sequential requests
+//    taking turns in blocks: p50 over the bare proxy, goal within 1 ms.
+// `node bin/run-ts.js bench/server/recorded-calls.ts [--quick] [--pg-url URL]`
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
+import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
+import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
+import {
+  findDeepestNode,
+  insertChainNodes,
+  type ChainNodeRow,
+} from "../../packages/server/src/store/repositories/recorded-calls.js";
+
+const { values } = parseArgs({
+  options: { quick: { type: "boolean" }, "pg-url": { type: "string" } },
+});
+const quick = values.quick === true;
+const pgUrl =
+  values["pg-url"] ?? process.env["VERBATIM_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
+const CONVERSATIONS = 100_000;
+const NODES_PER_CONVERSATION = 4;
+const LONG = 1000;
+const RUNS = quick ? 100 : 400;
+const root = new URL("../../", import.meta.url).pathname;
+
+function log(text: string): void {
+  process.stderr.write(`[recorded-calls] ${text}\n`);
+}
+
+function percentile(samples: number[], fraction: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
+}
+
+function message(index: number, session: string): unknown {
+  return index % 2 === 0
+    ? {
+        role: "user",
+        content: [{ type: "text", text: `${session} question ${index}: ${"x".repeat(200)}` }],
+      }
+    : {
+        role: "assistant",
+        content: [{ type: "text", text: `answer ${index}: ${"y".repeat(200)}` }],
+      };
+}
+
+async function seed(database: StoreDatabase): Promise<unknown[]> {
+  const subject = "bench-subject";
+  let batch: ChainNodeRow[] = [];
+  const now = new Date().toISOString();
+  for (let conversation = 0; conversation < CONVERSATIONS; conversation++) {
+    const session = `s${conversation}`;
+    const messages = Array.from({ length: NODES_PER_CONVERSATION }, (_, index) =>
+      message(index, session),
+    );
+    const hashes = prefixHashes("anthropic-messages", messages);
+    hashes.forEach((hash, position) =>
+      batch.push({
+        subject_uid: subject,
+        prefix_sha256: hash,
+        conversation_id: `conv_${conversation}`,
+        parent_prefix_sha256: position === 0 ? null : (hashes[position - 1] as string),
+        position,
+        message_sha256: hash,
+        created_at: now,
+      }),
+    );
+    if (batch.length >= 8000) {
+      await insertChainNodes(database.db, batch);
+      batch = [];
+    }
+  }
+  // The long conversation: 999 messages stored, the request adds the 1,000th.
+  const long = Array.from({ length: LONG }, (_, index) => message(index, "long"));
+  const hashes = prefixHashes("anthropic-messages", long);
+  for (let position = 0; position < LONG - 1; position++) {
+    batch.push({
+      subject_uid: subject,
+      prefix_sha256: hashes[position] as string,
+      conversation_id: "conv_long",
+      parent_prefix_sha256: position === 0 ? null : (hashes[position - 1] as string),
+      position,
+      message_sha256: hashes[position] as string,
+      created_at: now,
+    });
+  }
+  await insertChainNodes(database.db, batch);
+  return long;
+}
+
+async function matching(name: string, location: DatabaseLocation): Promise<string> {
+  const database = await openDatabase(location, { poolSize: 2 });
+  try {
+    await migrateDatabase(database);
+    log(`${name}: seeding ${CONVERSATIONS} conversations`);
+    const long = await seed(database);
+    const hashOnly: number[] = [];
+    const lookupOnly: number[] = [];
+    const match: number[] = [];
+    const someHash = prefixHashes("anthropic-messages", long)[500] as string;
+    for (let run = 0; run < RUNS; run++) {
+      let start = performance.now();
+      prefixHashes("anthropic-messages", long);
+      hashOnly.push(performance.now() - start);
+      start = performance.now();
+      await findDeepestNode(database.db, "bench-subject", [someHash]);
+      lookupOnly.push(performance.now() - start);
+      start = performance.now();
+      const hashes = prefixHashes("anthropic-messages", long);
+      const found = await findDeepestNode(database.db, "bench-subject", hashes);
+      match.push(performance.now() - start);
+      if (found?.position !== LONG - 2) throw new Error(`matched ${found?.position}`);
+    }
+    const p50 = percentile(match, 0.5);
+    return (
+      `| ${name} | ${percentile(hashOnly, 0.5).toFixed(3)} | ${percentile(lookupOnly, 0.5).toFixed(3)} | ` +
+      `${p50.toFixed(3)} | ${percentile(match, 0.9).toFixed(3)} | ` +
+      `${(p50 / percentile(hashOnly, 0.5)).toFixed(2)}x | ${p50 < 2 ? "met" : "NOT met"} |`
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+function child(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ process: ChildProcess; out: () => string }> {
+  const process_ = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, VERBATIM_LOG_LEVEL: "error", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    process_.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("\n") && (!args.includes("serve") || /listening on \S+/.test(out))) {
+        resolve({ process: process_, out: () => out });
+      }
+    });
+    process_.on("exit", (code) => {
+      if (!args.includes("create")) reject(new Error(`${args.join(" ")} exited ${code}: ${out}`));
+      else resolve({ process: process_, out: () => out });
+    });
+  });
+}
+
+async function overhead(sqlitePath: string): Promise<string[]> {
+  const upstream = await child(["bin/run-ts.js", "bench/server/upstream.ts"]);
+  const upstreamUrl = upstream.out().split("\n")[0]?.trim() ?? "";
+  const bare = await child(["bin/run-ts.js", "bench/server/bare-pass-through.ts", upstreamUrl]);
+  const bareUrl = bare.out().split("\n")[0]?.trim() ?? "";
+  const created = await child([
+    "bin/verbatim.js",
+    "keys",
+    "create",
+    "--db",
+    sqlitePath,
+    "--subject",
+    "bench",
+  ]);
+  await new Promise((resolve) => created.process.on("exit", resolve));
+  const key = created.out().trim().split("\n").at(-1) ?? "";
+  const server = await child(["bin/verbatim.js", "serve", "--db", sqlitePath, "--port", "0"], {
+    ANTHROPIC_API_KEY: "sk-ant-bench",
+    ANTHROPIC_BASE_URL: upstreamUrl,
+    VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
+    VERBATIM_OPERATOR_TOKEN: "vop_bench",
+  });
+  const serverUrl = /listening on (\S+)/.exec(server.out())?.[1] ?? "";
+  try {
+    const targets = [
+      { name: "upstream alone", url: upstreamUrl },
+      { name: "bare pass-through", url: bareUrl },
+      { name: "verbatim /v1/messages", url: serverUrl },
+    ];
+    const samples = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+    const count = quick ? 300 : 1200;
+    const block = 50;
+    let session = 0;
+    let turn = 0;
+    const body = () => {
+      // A session grows to 20 messages, then a new one starts: every call extends a chain.
+      if (turn >= 10) {
+        turn = 0;
+        session++;
+      }
+      turn++;
+      const messages = Array.from({ length: turn * 2 - 1 }, (_, index) =>
+        message(index, `${session}-${randomSuffix}`),
+      );
+      return JSON.stringify({ model: "claude-bench", max_tokens: 100, messages });
+    };
+    const randomSuffix = randomBytes(4).toString("hex");
+    for (let done = 0; done < count; done += block) {
+      for (const target of targets) {
+        for (let index = 0; index < block; index++) {
+          const text = body();
+          const start = performance.now();
+          const response = await fetch(`${target.url}/v1/messages`, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "x-api-key": key,
+              "anthropic-version": "2023-06-01",
+            },
+            body: text,
+          });
+          await response.arrayBuffer();
+          if (done > 0 || index >= 10) samples.get(target.name)?.push(performance.now() - start);
+          if (response.status !== 200) throw new Error(`${target.name}: ${response.status}`);
+        }
+      }
+    }
+    const p50 = (name: string) => percentile(samples.get(name) ?? [], 0.5);
+    const alone = p50("upstream alone");
+    const barep = p50("bare pass-through");
+    const served = p50("verbatim /v1/messages");
+    return [
+      `| sqlite | ${alone.toFixed(2)} | ${barep.toFixed(2)} | ${served.toFixed(2)} | ` +
+        `${percentile(samples.get("verbatim /v1/messages") ?? [], 0.9).toFixed(2)} | ` +
+        `+${(served - barep).toFixed(2)} ms | ${(served / barep).toFixed(2)}x | ${served - barep < 1 ? "met" : "NOT met"} |`,
+    ];
+  } finally {
+    for (const process_ of [server.process, bare.process, upstream.process]) {
+      process_.removeAllListeners("exit");
+      process_.kill("SIGTERM");
+    }
+  }
+}
+
+const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-recorded-"));
+const schema = `verbatim_bench_${randomBytes(4).toString("hex")}`;
+const admin = new pg.Client({ connectionString: pgUrl });
+let pgReady = false;
+try {
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  pgReady = true;
+} catch (error) {
+  log(`PostgreSQL unavailable (${String(error)}): its row is skipped`);
+}
+try {
+  const rows = [
+    await matching("sqlite", { dialect: "sqlite", path: join(folder, "match.sqlite") }),
+  ];
+  if (pgReady) rows.push(await matching("postgres", { dialect: "postgres", url: pgUrl, schema }));
+  process.stdout.write(
+    `\nMatching a request of ${LONG} messages (999 stored) against ${CONVERSATIONS} conversations ` +
+      `(${CONVERSATIONS * NODES_PER_CONVERSATION + LONG - 1} chain nodes), ${RUNS} runs, ms:\n\n` +
+      "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match / hashing | goal (< 2 ms) |\n" +
+      "| --- | --- | --- | --- | --- | --- | --- |\n" +
+      rows.join("\n") +
+      "\n",
+  );
+  const overheadRows = await overhead(join(folder, "serve.sqlite"));
+  process.stdout.write(
+    "\nPOST /v1/messages (JSON, growing sessions of up to 19 messages, each call recorded) over a bare " +
+      "pass-through proxy, sequential, blocks of 50 taking turns, ms:\n\n" +
+      "| database | upstream alone p50 | bare pass-through p50 | verbatim p50 | verbatim p90 | over the bare proxy | ratio | goal (< 1 ms) |\n" +
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+      overheadRows.join("\n") +
+      "\n",
+  );
+} finally {
+  rmSync(folder, { recursive: true, force: true });
+  if (pgReady) await admin.query(`drop schema ${schema} cascade`);
+  await admin.end().catch(() => undefined);
+}
