@@ -1,5 +1,7 @@
 import { describe, expect, it, afterAll, beforeAll } from "vitest";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
 import { importClaudeCodeFile } from "../../packages/library/src/interop/index.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
@@ -149,6 +151,89 @@ for (const dialect of testDialects) {
         const imported = importClaudeCodeFile(file, readFileSync(file)).conversations[0];
         expect(imported?.branches?.length).toBe(2);
         expect(stored.length).toBeGreaterThan(imported?.conversation.history.length ?? 0);
+      });
+
+      it("a session that went on continues its chain (extended), keeping the messages stored before", async () => {
+        const folder = mkdtempSync(join(tmpdir(), "verbatim-import-db-"));
+        try {
+          const file = join(folder, "55604662-cf2a-4331-851a-ec234028f8ca.jsonl");
+          const original = readFileSync(`${fixturesRoot}claude-code/2.1-real/short.jsonl`, "utf8");
+          writeFileSync(file, original);
+          const first = JSON.parse(
+            (
+              await run([
+                "import",
+                "claude-code",
+                file,
+                "--into",
+                target,
+                "--subject",
+                "dave",
+                "--json",
+              ])
+            ).out,
+          ) as Report;
+          expect(first.conversations[0]?.outcome).toBe("imported");
+          const lastLine = JSON.parse(original.trimEnd().split("\n").pop() ?? "{}") as {
+            uuid?: string;
+            sessionId?: string;
+          };
+          const more = [
+            {
+              type: "user",
+              uuid: "later-1",
+              parentUuid: lastLine.uuid,
+              sessionId: lastLine.sessionId,
+              message: { role: "user", content: "and then?" },
+            },
+            {
+              type: "assistant",
+              uuid: "later-2",
+              parentUuid: "later-1",
+              sessionId: lastLine.sessionId,
+              message: {
+                id: "msg_later",
+                role: "assistant",
+                content: [{ type: "text", text: "Then this." }],
+              },
+            },
+          ];
+          writeFileSync(
+            file,
+            original + more.map((line) => JSON.stringify(line)).join("\n") + "\n",
+          );
+          const second = JSON.parse(
+            (
+              await run([
+                "import",
+                "claude-code",
+                file,
+                "--into",
+                target,
+                "--subject",
+                "dave",
+                "--json",
+              ])
+            ).out,
+          ) as Report;
+          expect(second.conversations[0]?.outcome).toBe("extended");
+          const store = new GatewayMessageStore(fresh.database);
+          const chain = await store.readFullChain(
+            "dave",
+            second.conversations[0]?.lastMessageId ?? "",
+          );
+          const expected =
+            importClaudeCodeFile(file, readFileSync(file)).conversations[0]?.conversation.history ??
+            [];
+          expect(chain.map((message) => message.content)).toEqual(
+            expected.map((message) => message.content),
+          );
+          expect(chain[0]?.id).toBe(
+            (await store.readFullChain("dave", first.conversations[0]?.lastMessageId ?? ""))[0]?.id,
+          );
+        } finally {
+          rmSync(folder, { recursive: true, force: true });
+        }
       });
 
       it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {

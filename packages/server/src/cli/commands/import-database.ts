@@ -56,10 +56,11 @@ function writeKey(
 }
 
 /**
- * Appends an imported conversation's history to the store as one chain (B4), in writes of at
- * most the store's limit, each with an idempotency key made of the source, its id and the
- * content: re-running the import writes nothing; a session that grew continues its chain (a
- * last write that changed becomes a fork beside the earlier one, as a retry would).
+ * Appends an imported conversation's history to the store as one chain (B4), one write per turn
+ * (at most the store's limit each), each with an idempotency key made of the source, its id,
+ * the anchor and the content: re-running the import writes nothing; a session that grew
+ * continues its chain (a last turn that changed becomes a fork beside the earlier one, as a
+ * retry would).
  */
 export async function appendImportedChain(
   store: GatewayMessageStore,
@@ -118,6 +119,28 @@ export async function appendImportedChain(
   };
 }
 
+/**
+ * The writes of a history: one per turn (a turn starts at each user message that does not carry
+ * a tool's images right after its result), a long turn split at the store's limit. A history
+ * that grew keeps its earlier writes unchanged, so their idempotency keys replay them and only
+ * the new turns are written (a last turn that changed becomes a fork beside the earlier one).
+ */
+function turnWrites(messages: readonly Message[]): Message[][] {
+  const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
+  const writes: Message[][] = [];
+  let current: Message[] = [];
+  messages.forEach((message, index) => {
+    const startsTurn = message.role === "user" && index > 0 && messages[index - 1]?.role !== "tool";
+    if ((startsTurn || current.length === size) && current.length > 0) {
+      writes.push(current);
+      current = [];
+    }
+    current.push(message);
+  });
+  if (current.length > 0) writes.push(current);
+  return writes;
+}
+
 /** How many messages two histories share from the start. */
 function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
   let index = 0;
@@ -141,13 +164,11 @@ async function appendMessagesFrom(
   conversationId: string | undefined,
   startedAt: string,
 ): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
-  const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
   const ids: string[] = [];
   let written = 0;
   let anchor = previous;
   let conversation = conversationId;
-  for (let part = 0; part * size < messages.length; part++) {
-    const chunk = messages.slice(part * size, (part + 1) * size);
+  for (const [part, chunk] of turnWrites(messages).entries()) {
     const starts = anchor === null && conversation === undefined;
     const stored = await store.appendMessages(subject, {
       previousMessageId: anchor,
