@@ -76,7 +76,16 @@ async function runCodex(baseUrl: string, key: string, prompt: string): Promise<C
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.on("close", resolve);
+      child.on("error", (error) =>
+        reject(
+          new Error(
+            `cannot run the Codex CLI at ${CODEX} (${error.message}): it is the dev dependency @openai/codex; run npm install`,
+          ),
+        ),
+      );
+    });
     clearTimeout(timer);
     const events = stdout
       .split("\n")
