@@ -1,0 +1,107 @@
+/**
+ * The OpenAI Agents SDK (`@openai/agents` 0.20), unchanged, pointed at the server (issue 17):
+ * a Runner continuing with previousResponseId, an agent with an outputType (structured output),
+ * and a function tool whose output is content parts. The server runs on loopback; behind it is
+ * a stub model, a local server speaking the Anthropic wire format (not Anthropic), scripted
+ * per test.
+ */
+import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from "@openai/agents";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { z } from "zod";
+import { describeEachDialect } from "../support/databases.js";
+import { startStubbedServer, type StubbedServer } from "../support/responses-stubs.js";
+
+describeEachDialect("the Agents SDK against the server", (getDatabase) => {
+  let stubbed: StubbedServer;
+  let runner: Runner;
+
+  beforeAll(async () => {
+    setTracingDisabled(true);
+    stubbed = await startStubbedServer(getDatabase());
+    runner = new Runner({
+      modelProvider: new OpenAIProvider({
+        apiKey: stubbed.key,
+        baseURL: stubbed.baseUrl,
+        useResponses: true,
+      }),
+      tracingDisabled: true,
+    });
+  });
+  afterAll(async () => {
+    await stubbed.close();
+  });
+
+  const anthropic = () => stubbed.stubs.anthropic;
+
+  it("a Runner continues with previousResponseId: the model sees the first turn", async () => {
+    const agent = new Agent({ name: "Helper", instructions: "Be brief.", model: "claude-agents" });
+    anthropic().script.push({ text: "Noted." }, { text: "You said 7." });
+    const first = await runner.run(agent, "Remember 7.");
+    expect(first.finalOutput).toBe("Noted.");
+    expect(first.lastResponseId).toBeDefined();
+    const second = await runner.run(agent, "What did I say?", {
+      previousResponseId: first.lastResponseId!,
+    });
+    expect(second.finalOutput).toBe("You said 7.");
+    const sent = stubbed.lastSent("anthropic");
+    expect(sent.system).toBe("Be brief.");
+    expect(JSON.stringify(sent.messages)).toContain("Remember 7.");
+    expect(sent.messages).toHaveLength(3);
+  });
+
+  it("an outputType: the JSON schema reaches the model and the output is parsed", async () => {
+    const agent = new Agent({
+      name: "Extractor",
+      instructions: "Extract the person.",
+      model: "claude-agents",
+      outputType: z.object({ name: z.string(), age: z.number() }),
+    });
+    anthropic().script.push({ text: '{"name":"Ada","age":36}' });
+    const result = await runner.run(agent, "Ada is 36.");
+    expect(result.finalOutput).toEqual({ name: "Ada", age: 36 });
+    expect(stubbed.lastSent("anthropic").output_config.format.type).toBe("json_schema");
+  });
+
+  it("a tool: its output goes back to the model and the run ends with the model's text", async () => {
+    const agent = new Agent({
+      name: "Weather",
+      model: "claude-agents",
+      tools: [
+        tool({
+          name: "weather",
+          description: "The weather in a city",
+          parameters: z.object({ city: z.string() }),
+          execute: async ({ city }) => `${city}: 3 degrees`,
+        }),
+      ],
+    });
+    anthropic().script.push(
+      { toolCalls: [{ id: "toolu_agents", name: "weather", arguments: '{"city":"Oslo"}' }] },
+      { text: "3 degrees." },
+    );
+    const result = await runner.run(agent, "Weather in Oslo?");
+    expect(result.finalOutput).toBe("3 degrees.");
+    expect(JSON.stringify(stubbed.lastSent("anthropic").messages)).toContain("Oslo: 3 degrees");
+  });
+
+  it("a tool returning an image is refused with a 400 naming the output part (images are not stored)", async () => {
+    const agent = new Agent({
+      name: "Camera",
+      model: "claude-agents",
+      tools: [
+        tool({
+          name: "snapshot",
+          description: "Takes a picture",
+          parameters: z.object({}),
+          execute: async () => ({ type: "image", image: "data:image/png;base64,iVBORw0KGgo=" }),
+        }),
+      ],
+    });
+    anthropic().script.push({
+      toolCalls: [{ id: "toolu_image", name: "snapshot", arguments: "{}" }],
+    });
+    const error = await runner.run(agent, "Take a picture").catch((caught) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(String(error.message)).toContain("input_image");
+  });
+});
