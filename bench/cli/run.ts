@@ -42,8 +42,23 @@ interface Case {
   readonly times: number[];
 }
 
+/**
+ * The floor of any command that validates with zod (archive check decodes format 1 through its
+ * zod schemas): a fresh Node that only imports zod, with the compile cache the bins enable.
+ */
+const zodFloor = [
+  'const m = await import("node:module"); m.default.enableCompileCache?.();',
+  `await import(${JSON.stringify(new URL("../../node_modules/zod/index.js", import.meta.url).href)});`,
+].join(" ");
+
 const cases: Case[] = [
   { name: "node -e 0 (baseline)", program: process.execPath, args: ["-e", "0"], times: [] },
+  {
+    name: "node: import zod only (the floor of a zod-validating command)",
+    program: process.execPath,
+    args: ["--input-type=module", "-e", zodFloor],
+    times: [],
+  },
   { name: `${values.command} --help`, program, args: [...prefix, "--help"], times: [] },
   {
     name: `${values.command} archive check <package>`,
