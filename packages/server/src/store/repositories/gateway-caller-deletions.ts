@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { queryTemplate } from "../query-template.js";
 import type { StoreSchema } from "../schema.js";
 
 /** What a caller deleted: a conversation, a response, or one item of a conversation. */
@@ -50,34 +51,47 @@ export async function findCallerDeletions(
   return deleted;
 }
 
-/**
- * Whether the subject deleted this message or its conversation: one statement, so that the
- * routes that continue a response pay one index read for it.
- */
-export async function isMessageOrItsConversationDeleted(
-  db: Kysely<StoreSchema>,
-  subjectUid: string,
-  messageId: string,
-): Promise<boolean> {
-  const row = await db
+const messageOrItsConversationDeletedQuery = queryTemplate<
+  [string, string, string, string],
+  { readonly object_id: string }
+>((db, slot) =>
+  db
     .selectFrom("ai_gateway_caller_deletions")
     .select("object_id")
-    .where("subject_uid", "=", subjectUid)
+    .where("subject_uid", "=", slot(0))
     .where((where) =>
       where.or([
-        where("object_id", "=", messageId),
+        where("object_id", "=", slot(1)),
         where(
           "object_id",
           "=",
           where
             .selectFrom("ai_gateway_messages")
             .select("conversation_id")
-            .where("id", "=", messageId)
-            .where("subject_uid", "=", subjectUid),
+            .where("id", "=", slot(2))
+            .where("subject_uid", "=", slot(3)),
         ),
       ]),
     )
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+    .limit(1),
+);
+
+/**
+ * Whether the subject deleted this message or its conversation: one prepared statement, so
+ * that the routes that read or continue a response pay one index read for it
+ * (bench/server/caller-deletions.ts).
+ */
+export async function isMessageOrItsConversationDeleted(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  messageId: string,
+): Promise<boolean> {
+  const { rows } = await messageOrItsConversationDeletedQuery.run(
+    db,
+    subjectUid,
+    messageId,
+    messageId,
+    subjectUid,
+  );
+  return rows.length > 0;
 }
