@@ -296,6 +296,19 @@ describeEachDialect("Responses API request fields", (getDatabase) => {
     }
   });
 
+  it("max_output_tokens absent is absent, except at Anthropic, which requires max_tokens (the configured default)", async () => {
+    for (const model of MODELS) {
+      const reply = await stubbed.post("/responses", { model, input: "no limit" });
+      expect(reply.status).toBe(200);
+    }
+    expect(stubbed.lastSent("anthropic").max_tokens).toBe(4096);
+    expect(stubbed.lastSent("openai-responses")).not.toHaveProperty("max_output_tokens");
+    expect(stubbed.lastSent("gemini")).not.toHaveProperty("generationConfig");
+    const chat = stubbed.lastSent("openrouter");
+    expect(chat).not.toHaveProperty("max_tokens");
+    expect(chat).not.toHaveProperty("max_completion_tokens");
+  });
+
   it("a hosted tool (Codex's web_search) is refused naming it; nothing is written", async () => {
     const subject = uniqueName("hosted");
     const { key } = await stubbed.server.apiKeyFor(subject);

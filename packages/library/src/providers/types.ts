@@ -77,8 +77,11 @@ export interface RenderOptions {
   /** The system prompt; absent or empty sends none. */
   readonly system?: string;
   readonly tools?: readonly ToolDefinition[];
-  /** The most output tokens the model may write (required by Anthropic; sent to every provider). */
-  readonly maxTokens: number;
+  /**
+   * The most output tokens the model may write, sent to every provider. Absent: none is sent
+   * and the provider's own limit applies, except Anthropic, which requires one (an error).
+   */
+  readonly maxTokens?: number;
   readonly cache?: CacheOptions;
   /** Ask for a streamed response (default true). Gemini streams by URL, not by body. */
   readonly stream?: boolean;

@@ -6,6 +6,7 @@
  * newest message, and a second one on the previous request's last block when 20 or more
  * blocks were added since (the cache looks back at most 20 blocks from a breakpoint).
  */
+import { VerbatimError } from "../../core/errors.js";
 import { IMAGE_OMITTED_TEXT } from "../../history/message.js";
 import { toolResultText } from "../../history/blocks.js";
 import type { RenderInput, RenderWarning, RenderedRequest, SignedMaterial } from "../types.js";
@@ -152,7 +153,7 @@ export function renderAnthropic(input: RenderInput): RenderedRequest {
   const body = withExtras(
     {
       model: options.model,
-      max_tokens: options.maxTokens,
+      max_tokens: options.maxTokens ?? missingMaxTokens(),
       system: options.system === undefined || options.system === "" ? undefined : options.system,
       tools:
         options.tools === undefined || options.tools.length === 0
@@ -215,4 +216,13 @@ function markLastOwnBlock(
     return true;
   }
   return false;
+}
+
+/** Anthropic requires `max_tokens`: a request without `options.maxTokens` is refused. */
+function missingMaxTokens(): never {
+  throw new VerbatimError(
+    "provider_invalid_options",
+    "Anthropic requires a largest output (max_tokens); options.maxTokens is absent",
+    { where: "options.maxTokens", hint: "Give options.maxTokens for Anthropic requests" },
+  );
 }

@@ -143,12 +143,17 @@ export function renderGemini(input: RenderInput): RenderedRequest {
           ],
     generationConfig: generationConfig(options.maxTokens, options.extras),
   };
+  if (Object.keys(body["generationConfig"] as WireObject).length === 0)
+    body["generationConfig"] = undefined;
   return { body: writeJson(withExtras(body, options.extras, ["generationConfig"])), warnings };
 }
 
 /** `maxOutputTokens` first, then the members of `extras.generationConfig`, sorted. */
-function generationConfig(maxTokens: number, extras: JsonObject | undefined): WireObject {
-  const config: WireObject = { maxOutputTokens: maxTokens };
+function generationConfig(
+  maxTokens: number | undefined,
+  extras: JsonObject | undefined,
+): WireObject {
+  const config: WireObject = maxTokens === undefined ? {} : { maxOutputTokens: maxTokens };
   const extra = extras?.["generationConfig"];
   if (extra === undefined) return config;
   if (extra === null || typeof extra !== "object" || Array.isArray(extra)) {

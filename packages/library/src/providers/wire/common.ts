@@ -20,7 +20,10 @@ export function checkOptions(options: RenderOptions): void {
       where: "options.model",
     });
   }
-  if (!Number.isSafeInteger(options.maxTokens) || options.maxTokens <= 0) {
+  if (
+    options.maxTokens !== undefined &&
+    (!Number.isSafeInteger(options.maxTokens) || options.maxTokens <= 0)
+  ) {
     throw new VerbatimError(
       "provider_invalid_options",
       `maxTokens must be a positive integer, got ${String(options.maxTokens)}`,

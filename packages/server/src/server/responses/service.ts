@@ -104,7 +104,10 @@ export class ResponsesService {
     const inputs = inputToMessages(body.input, callsOf(contextHistory), references);
     const tools = toolDefinitions(body.tools);
     const settings = providerSettings(provider, body);
-    const maxTokens = body.max_output_tokens ?? this.upstream.defaultMaxOutputTokens;
+    // Absent is absent (the provider's own limit), except at Anthropic, which requires one.
+    const maxTokens =
+      body.max_output_tokens ??
+      (provider === "anthropic" ? this.upstream.defaultMaxOutputTokens : undefined);
     const { history, system } = modelContext(body.instructions, [...contextHistory, ...inputs]);
     const metadata = body.metadata ?? {};
     const echo = echoedSettings(body);
@@ -143,7 +146,7 @@ export class ResponsesService {
         model: body.model,
         ...(system === undefined ? {} : { system }),
         ...(tools.length === 0 ? {} : { tools }),
-        maxTokens,
+        ...(maxTokens === undefined ? {} : { maxTokens }),
         stream: true,
         ...(settings.promptCacheKey === undefined
           ? {}
