@@ -226,6 +226,34 @@ describeEachDialect("Conversations API with the openai client", (getDatabase) =>
     expect(rows.rows).toHaveLength(1);
   });
 
+  it("a developer item keeps its role, and a response given the conversation sends it as the system prompt", async () => {
+    const conversation = await client.conversations.create({
+      items: [
+        { type: "message", role: "developer", content: "Answer in French." },
+        { type: "message", role: "user", content: "Hello" },
+      ],
+    });
+    const items = await client.conversations.items.list(conversation.id, { order: "asc" });
+    expect(items.data.map((item) => item.type === "message" && item.role)).toEqual([
+      "developer",
+      "user",
+    ]);
+    const response = await client.responses.create({
+      model: "claude-test",
+      input: "And?",
+      conversation: conversation.id,
+    });
+    expect(response.status).toBe("completed");
+    const sent = upstream.requests[upstream.requests.length - 1] as {
+      system?: unknown;
+      messages: unknown[];
+    };
+    expect(JSON.stringify(sent.system)).toContain("Answer in French.");
+    expect(JSON.stringify(sent.messages)).not.toContain("Answer in French.");
+    const after = await client.conversations.items.list(conversation.id, { limit: 1 });
+    expect(after.data[0]?.id).toBe(response.id);
+  });
+
   it("another subject's conversation and items answer exactly like missing ones", async () => {
     const mine = await client.conversations.create({
       items: [{ type: "message", role: "user", content: "private" }],

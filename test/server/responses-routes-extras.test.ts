@@ -222,6 +222,20 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
       messages: [{ role: "user" }],
     });
     expect(counter.bodies[counter.bodies.length - 1]).not.toHaveProperty("max_tokens");
+    // System and developer input reaches the count as the system prompt, as it reaches a model.
+    await countingClient.responses.inputTokens.count({
+      model: "claude-test",
+      input: [
+        { role: "developer", content: "Use metric units." },
+        { role: "user", content: "How far?" },
+      ],
+    });
+    const withDeveloper = counter.bodies[counter.bodies.length - 1] as {
+      system?: unknown;
+      messages: unknown[];
+    };
+    expect(JSON.stringify(withDeveloper.system)).toContain("Use metric units.");
+    expect(withDeveloper.messages).toHaveLength(1);
   });
 
   it("POST /v1/responses/input_tokens asks OpenAI's input_tokens for a model routed to the Responses API", async () => {

@@ -100,8 +100,10 @@ export function itemsToMessages(
       ...(error.details === undefined ? {} : { details: error.details }),
     });
   }
+  // System and developer items keep their role as a gateway fact, as the input of a response.
   return messages.map((message): AppendMessageInput => ({
     role: message.role,
     content: message.content,
+    ...(message.inputRole === undefined ? {} : { gateway: { inputRole: message.inputRole } }),
   }));
 }

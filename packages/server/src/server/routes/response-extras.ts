@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
-import type { GatewayMessageStore } from "../../gateway/index.js";
-import type { Message } from "verbatim-llm/history";
+import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
+import { resolveReferences } from "../responses/request-context.js";
 import { errorReplySchema } from "../errors.js";
 import { responseIdParamsSchema } from "../responses/schemas.js";
 import type { UpstreamConfig } from "../upstream/config.js";
 import {
+  contextMessage,
   countInputTokens,
   inputTokensBodySchema,
   inputTokensReplySchema,
@@ -131,7 +132,7 @@ export function registerResponseExtraRoutes(
     },
     async (request) => {
       const { subjectUid, body } = request;
-      let context: readonly Message[] = [];
+      let context: readonly GatewayMessage[] = [];
       if (typeof body.previous_response_id === "string") {
         await conversations.checkResponseVisible(subjectUid, body.previous_response_id);
         context = (await store.readContext(subjectUid, body.previous_response_id)).messages;
@@ -141,11 +142,11 @@ export function registerResponseExtraRoutes(
           context = (await conversations.chain(subjectUid, conversation, () => [])).messages;
         }
       }
-      return countInputTokens(
-        upstream,
-        body,
-        context.map((message) => ({ role: message.role, content: message.content })),
-      );
+      const references =
+        body.input === undefined
+          ? new Map()
+          : await resolveReferences(store, subjectUid, body.input);
+      return countInputTokens(upstream, body, context.map(contextMessage), references);
     },
   );
 }

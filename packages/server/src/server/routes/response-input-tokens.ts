@@ -1,16 +1,17 @@
 import { VerbatimError } from "verbatim-llm/core";
-import type { Message } from "verbatim-llm/history";
 import {
   renderRequest,
   requestHeaders,
   PROVIDER_ENDPOINTS,
   type ProviderId,
-  type ToolDefinition,
 } from "verbatim-llm/providers";
 import { z } from "zod";
+import type { GatewayMessage } from "../../gateway/index.js";
 import { callsOf, inputToMessages } from "../responses/convert.js";
-import { modelVisibleHistory } from "../responses/model-context.js";
+import type { NewMessage, ReferenceLookup } from "../responses/input.js";
+import { modelContext } from "../responses/request-context.js";
 import { createResponseBodySchema } from "../responses/schemas.js";
+import { toolDefinitions } from "../responses/tools.js";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 
 /**
@@ -63,58 +64,42 @@ const COUNT_ENDPOINTS: Partial<
   },
 };
 
-interface FunctionTool {
-  readonly type: "function";
-  readonly name: string;
-  readonly description?: string | null | undefined;
-  readonly parameters?: Readonly<Record<string, unknown>> | null | undefined;
-}
-
-function isFunctionTool(tool: unknown): tool is FunctionTool {
-  return (
-    typeof tool === "object" &&
-    tool !== null &&
-    (tool as { type?: unknown }).type === "function" &&
-    typeof (tool as { name?: unknown }).name === "string"
-  );
-}
-
-/** The function tools the model would see (other tools are not counted by the estimate). */
-function toolDefinitions(tools: InputTokensBody["tools"]): ToolDefinition[] {
-  return (tools ?? []).filter(isFunctionTool).map((tool) => ({
-    name: tool.name,
-    description: tool.description ?? "",
-    inputSchema: (tool.parameters ?? {
-      type: "object",
-      properties: {},
-    }) as ToolDefinition["inputSchema"],
-  }));
+/** A stored message as the model context sees it (system and developer input kept as such). */
+export function contextMessage(message: GatewayMessage): NewMessage {
+  const inputRole = message.metadata.gateway.inputRole;
+  return {
+    role: message.role,
+    content: message.content,
+    ...(inputRole === undefined ? {} : { inputRole }),
+  };
 }
 
 /**
  * Counts the input tokens of a request: the upstream that would answer it counts them where it
- * has a count endpoint; elsewhere a documented estimate. `context` is what the model would see
- * before the input (previous_response_id or the conversation).
+ * has a count endpoint; elsewhere a documented estimate. The request is rendered as a response
+ * of it would be (system and developer input, instructions, tools); `context` is what the model
+ * would see before the input (previous_response_id or the conversation).
  */
 export async function countInputTokens(
   config: UpstreamConfig,
   body: InputTokensBody,
-  context: readonly Message[],
+  context: readonly NewMessage[],
+  references: ReferenceLookup,
 ): Promise<InputTokensReply> {
   const { provider, upstream } = resolveUpstream(config, body.model);
-  const inputs = body.input === undefined ? [] : inputToMessages(body.input, callsOf(context));
-  const { history } = modelVisibleHistory([...context, ...inputs]);
+  const inputs =
+    body.input === undefined ? [] : inputToMessages(body.input, callsOf(context), references);
+  const { history, system } = modelContext(body.instructions, [...context, ...inputs]);
   const tools = toolDefinitions(body.tools);
   const rendered = renderRequest(provider, {
     history,
     images: () => undefined,
     options: {
       model: body.model,
-      ...(body.instructions === undefined || body.instructions === null
-        ? {}
-        : { system: body.instructions }),
+      ...(system === undefined ? {} : { system }),
       ...(tools.length === 0 ? {} : { tools }),
-      maxTokens: config.defaultMaxOutputTokens,
+      // Anthropic's renderer needs a limit; count_tokens does not take it (cut below).
+      ...(provider === "anthropic" ? { maxTokens: config.defaultMaxOutputTokens } : {}),
       stream: false,
     },
   });
