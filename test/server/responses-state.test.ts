@@ -1,12 +1,15 @@
 /**
  * The state settings of a Responses request (issue 17): `conversation` continues that
  * conversation with its context, `store: false` is kept for the operator but neither readable
- * nor continuable by the caller (as in OpenAI's API), `background: true` is refused. The
- * upstream is a stub model: a local server speaking the Anthropic wire format.
+ * nor continuable by the caller (as in OpenAI's API), `background: true` answers at once and is
+ * polled. The upstream is a stub model: a local server speaking the Anthropic wire format.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
+import { startControlledUpstream } from "../support/controlled-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { startStubbedServer, type StubbedServer } from "../support/responses-stubs.js";
+import { testServer } from "../support/server.js";
 
 describeEachDialect("Responses API state settings", (getDatabase) => {
   let stubbed: StubbedServer;
@@ -101,16 +104,65 @@ describeEachDialect("Responses API state settings", (getDatabase) => {
     expect(operator.body).toContain("private");
   });
 
-  it("background: true is refused naming it; nothing is written", async () => {
+  it("background: true answers in_progress at once, runs on after the client left, and GET polls it to completed", async () => {
+    // A stub model (Anthropic's wire format) that answers only when the test lets it.
+    const upstream = await startControlledUpstream();
+    let release = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    upstream.answer = async (writer) => {
+      writer.start("claude-s");
+      await gate;
+      writer.text("done later");
+      writer.end();
+    };
+    const held = await testServer(getDatabase(), {
+      upstream: upstreamConfigFromEnv({
+        ANTHROPIC_API_KEY: "sk-ant-test",
+        ANTHROPIC_BASE_URL: upstream.url,
+      }),
+    });
+    try {
+      const key = await held.apiKeyFor(uniqueName("background"));
+      const reply = await held.app.inject({
+        method: "POST",
+        url: "/v1/responses",
+        headers: key,
+        payload: { model: "claude-s", input: "work in the background", background: true },
+      });
+      expect(reply.statusCode, reply.body).toBe(200);
+      expect(reply.json()).toMatchObject({ status: "in_progress", background: true, output: [] });
+      const id = reply.json().id as string;
+      const read = async () =>
+        (await held.app.inject({ method: "GET", url: `/v1/responses/${id}`, headers: key })).json();
+      expect((await read()).status).toBe("in_progress");
+      release();
+      let polled = await read();
+      for (let attempt = 0; attempt < 200 && polled.status === "in_progress"; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        polled = await read();
+      }
+      expect(polled.status).toBe("completed");
+      expect(polled.output[0].content[0].text).toBe("done later");
+      expect(polled.background).toBe(true);
+    } finally {
+      release();
+      await held.app.close();
+      await upstream.close();
+    }
+  });
+
+  it("background with stream, or with store: false, is refused naming it; nothing is written", async () => {
     const subject = uniqueName("background");
     const { key } = await stubbed.server.apiKeyFor(subject);
-    const reply = await stubbed.post(
-      "/responses",
-      { model: "claude-s", input: "x", background: true },
-      key,
-    );
-    expect(reply.status).toBe(400);
-    expect(reply.body.error.where).toBe("body.background");
+    for (const extra of [{ stream: true }, { store: false }]) {
+      const reply = await stubbed.post(
+        "/responses",
+        { model: "claude-s", input: "x", background: true, ...extra },
+        key,
+      );
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.where).toBe("body.background");
+    }
     expect(await stubbed.rowCount(subject)).toBe(0);
   });
 });

@@ -164,8 +164,11 @@ export class ResponsesService {
       abort.abort();
     };
     const onClientGone = () => stop("client_disconnected");
-    if (options.clientGone?.aborted === true) onClientGone();
-    options.clientGone?.addEventListener("abort", onClientGone, { once: true });
+    // A background response runs on whether its client stays or not (state.ts).
+    const background = body.background === true;
+    const clientGone = background ? undefined : options.clientGone;
+    if (clientGone?.aborted === true) onClientGone();
+    clientGone?.addEventListener("abort", onClientGone, { once: true });
     const events = streamRound(
       { provider, model: body.model, body: rendered.body, stream: true },
       {
@@ -181,11 +184,12 @@ export class ResponsesService {
     first.catch(() => undefined);
     // Nothing is written before the model has answered (its first event): an upstream that
     // refuses or fails the request leaves no conversation and no row, so a client's retries
-    // leave no debris (issue 17); the error is answered with the upstream's status.
+    // leave no debris (issue 17); the error is answered with the upstream's status. A
+    // background response is written at once: its id is the answer, and GET polls it.
     try {
-      await first;
+      if (!background) await first;
     } catch (error) {
-      options.clientGone?.removeEventListener("abort", onClientGone);
+      clientGone?.removeEventListener("abort", onClientGone);
       if (stopped !== undefined) throw error;
       throw upstreamFailure(error, this.#sanitizer);
     }
@@ -193,7 +197,7 @@ export class ResponsesService {
     try {
       stored = await this.store.appendPrepared(prepared);
     } catch (error) {
-      options.clientGone?.removeEventListener("abort", onClientGone);
+      clientGone?.removeEventListener("abort", onClientGone);
       abort.abort();
       await first.catch(() => undefined);
       throw error;
@@ -204,62 +208,68 @@ export class ResponsesService {
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
     this.#running.set(output.id, { subject, stop, finished });
     this.leases.hold(output.id, () => stop("lost"));
-    try {
-      const facts: ResponseFacts = {
-        previousResponseId: previousId,
-        instructions: body.instructions ?? null,
-        tools: body.tools,
-        maxOutputTokens: body.max_output_tokens ?? null,
-        echo,
-      };
-      sink?.begin(responseObject(output, facts));
-      const partial = new PartialAnswer();
-      let result: RoundResult | undefined;
-      let failure: VerbatimError | undefined;
+    const facts: ResponseFacts = {
+      previousResponseId: previousId,
+      instructions: body.instructions ?? null,
+      tools: body.tools,
+      maxOutputTokens: body.max_output_tokens ?? null,
+      echo,
+    };
+    const run = async (): Promise<ResponseObject> => {
       try {
-        let next = await first;
-        while (next.done !== true) {
-          partial.add(next.value);
-          sink?.event(next.value);
-          next = await events.next();
+        sink?.begin(responseObject(output, facts));
+        const partial = new PartialAnswer();
+        let result: RoundResult | undefined;
+        let failure: VerbatimError | undefined;
+        try {
+          let next = await first;
+          while (next.done !== true) {
+            partial.add(next.value);
+            sink?.event(next.value);
+            next = await events.next();
+          }
+          result = next.value;
+        } catch (error) {
+          if (stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
         }
-        result = next.value;
-      } catch (error) {
-        if (stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
-      }
-      const final = await finishResponse(
-        this.store,
-        subject,
-        output,
-        provider,
-        {
-          ...(result === undefined ? {} : { result }),
-          ...(result === undefined && stopped !== undefined ? { stopped } : {}),
-          ...(failure === undefined ? {} : { failure }),
-          partial: partial.blocks(),
-        },
-        this.#sanitizer,
-      );
-      if (final.status === "failed" && sink === undefined) {
-        // The plain client learns of the failure as an error, and that the inputs and the
-        // failed response were stored.
-        const error = final.metadata.gateway.error;
-        throw new VerbatimError(
-          failure?.code ?? "upstream_failed",
-          error?.message ?? "the upstream request failed",
+        const final = await finishResponse(
+          this.store,
+          subject,
+          output,
+          provider,
           {
-            where: output.id,
-            hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
+            ...(result === undefined ? {} : { result }),
+            ...(result === undefined && stopped !== undefined ? { stopped } : {}),
+            ...(failure === undefined ? {} : { failure }),
+            partial: partial.blocks(),
           },
+          this.#sanitizer,
         );
+        if (final.status === "failed" && sink === undefined) {
+          // The plain client learns of the failure as an error, and that the inputs and the
+          // failed response were stored.
+          const error = final.metadata.gateway.error;
+          throw new VerbatimError(
+            failure?.code ?? "upstream_failed",
+            error?.message ?? "the upstream request failed",
+            {
+              where: output.id,
+              hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
+            },
+          );
+        }
+        return responseObject(final, facts);
+      } finally {
+        clientGone?.removeEventListener("abort", onClientGone);
+        this.leases.release(output.id);
+        this.#running.delete(output.id);
+        markFinished();
       }
-      return responseObject(final, facts);
-    } finally {
-      options.clientGone?.removeEventListener("abort", onClientGone);
-      this.leases.release(output.id);
-      this.#running.delete(output.id);
-      markFinished();
-    }
+    };
+    if (!background) return run();
+    // Its end is stored whatever it is (a failure included); the caller polls it.
+    run().catch(() => undefined);
+    return responseObject(output, facts);
   }
 
   /**

@@ -12,7 +12,9 @@ import type { CreateResponseBody } from "./schemas.js";
  * - `store: false`: the response is kept for the operator (console, recordings of stateless
  *   agents) but, as in OpenAI's API, the caller can neither read it back nor continue from it:
  *   such ids answer as missing ones (404);
- * - `background: true` is refused (400): responses run while their request is open.
+ * - `background: true`: the response is stored at once and answered `in_progress`; it runs on
+ *   whether its client stays or not, and `GET /v1/responses/:id` polls it (`cancel` stops it).
+ *   Not with `stream: true` nor `store: false` (400).
  */
 export interface Anchor {
   /** The message the response continues, or null to start a chain. */
@@ -26,10 +28,16 @@ export async function anchorOf(
   subject: string,
   body: CreateResponseBody,
 ): Promise<Anchor> {
-  if (body.background === true) {
-    throw new VerbatimError("invalid_request", "background responses are not supported", {
+  if (body.background === true && body.stream === true) {
+    throw new VerbatimError("invalid_request", "a background response cannot be streamed here", {
       where: "body.background",
-      hint: "Send the request without background (stream: true gives events as they come); nothing was written",
+      hint: "Send background: true without stream, and poll GET /v1/responses/:id; nothing was written",
+    });
+  }
+  if (body.background === true && body.store === false) {
+    throw new VerbatimError("invalid_request", "a background response must be stored", {
+      where: "body.background",
+      hint: "Leave store out (or true) with background: true: it is read back by polling; nothing was written",
     });
   }
   const conversation =
