@@ -8,10 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { build } from "vite";
+import { vi } from "vitest";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { freshDatabase, uniqueName, type FreshDatabase } from "../support/databases.js";
 import { testServer, TEST_OPERATOR_TOKEN, type TestServer } from "../support/server.js";
 import { seedConsole, type Seeded } from "./seed.js";
+
+// A browser on a busy machine (the whole suite runs on 2 cores) can take seconds to show what
+// a test waits for: every expect.poll of the browser tests waits up to 20 s, not 1 s.
+vi.setConfig({ expect: { poll: { timeout: 20_000, interval: 50 } } });
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const hasChromium = existsSync(CHROMIUM);
