@@ -254,6 +254,22 @@ describeEachDialect("Conversations API with the openai client", (getDatabase) =>
     expect(after.data[0]?.id).toBe(response.id);
   });
 
+  it("an item_reference copies a stored item of the subject's own; another subject's answers 404", async () => {
+    const source = await client.responses.create({ model: "claude-test", input: "Source text" });
+    const conversation = await client.conversations.create({});
+    await client.conversations.items.create(conversation.id, {
+      items: [{ type: "item_reference", id: source.id }],
+    });
+    const items = await client.conversations.items.list(conversation.id);
+    expect(items.data).toHaveLength(1);
+    expect(JSON.stringify(items.data[0])).toContain("You said: Source text");
+    const foreign = await statusOf(
+      other.conversations.create({ items: [{ type: "item_reference", id: source.id }] }),
+    );
+    expect(foreign.status).toBe(404);
+    expect((foreign.body as { where?: string }).where).toMatch(/^body\.items\[0\]/);
+  });
+
   it("another subject's conversation and items answer exactly like missing ones", async () => {
     const mine = await client.conversations.create({
       items: [{ type: "message", role: "user", content: "private" }],

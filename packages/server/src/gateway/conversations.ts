@@ -25,7 +25,11 @@ import { checkCallerMetadata, idSchema, parseOrThrow, subjectSchema } from "./va
 export class GatewayConversations {
   readonly #database: StoreDatabase;
 
-  constructor(private readonly store: GatewayMessageStore) {
+  /** The message store the conversations are read from and written to. */
+  readonly store: GatewayMessageStore;
+
+  constructor(store: GatewayMessageStore) {
+    this.store = store;
     this.#database = store.database;
   }
 

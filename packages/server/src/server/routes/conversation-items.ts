@@ -1,6 +1,8 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { GatewayConversations } from "../../gateway/conversations.js";
+import type { GatewayMessageStore } from "../../gateway/index.js";
+import { resolveReferences } from "../responses/request-context.js";
 import type { AppendMessageInput } from "../../gateway/prepare-append.js";
 import { callsOf, inputToMessages, messageToItems } from "../responses/convert.js";
 import type { InputItem, ResponseItem } from "../responses/schemas.js";
@@ -80,27 +82,35 @@ export function itemPage(
   };
 }
 
+/** A refusal named as the Conversations API calls the field (`body.items[n]`). */
+function asItemsError(error: unknown): unknown {
+  if (!isVerbatimError(error) || error.where?.startsWith("body.input") !== true) return error;
+  return new VerbatimError(error.code, error.message.replaceAll("body.input", "body.items"), {
+    where: error.where.replace("body.input", "body.items"),
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    ...(error.details === undefined ? {} : { details: error.details }),
+  });
+}
+
 /**
- * Input items as messages to append after `context` (a function call output names a call of
- * the context or of the items before it). Every appended message is `completed`. A refusal
- * names the field as the Conversations API calls it (`body.items[n]`).
+ * Input items as messages to append after `context`, as the input of a response becomes
+ * messages: a function call output names a call of the context or of the items before it, an
+ * `item_reference` names a stored item of the subject's own, system and developer items keep
+ * their role (a gateway fact). Every appended message is `completed`.
  */
-export function itemsToMessages(
+export async function itemsToMessages(
+  store: GatewayMessageStore,
+  subject: string,
   items: readonly InputItem[],
   context: readonly Message[],
-): AppendMessageInput[] {
+): Promise<AppendMessageInput[]> {
   let messages;
   try {
-    messages = inputToMessages([...items], callsOf(context));
+    const references = await resolveReferences(store, subject, [...items]);
+    messages = inputToMessages([...items], callsOf(context), references);
   } catch (error) {
-    if (!isVerbatimError(error) || error.where?.startsWith("body.input") !== true) throw error;
-    throw new VerbatimError(error.code, error.message.replaceAll("body.input", "body.items"), {
-      where: error.where.replace("body.input", "body.items"),
-      ...(error.hint === undefined ? {} : { hint: error.hint }),
-      ...(error.details === undefined ? {} : { details: error.details }),
-    });
+    throw asItemsError(error);
   }
-  // System and developer items keep their role as a gateway fact, as the input of a response.
   return messages.map((message): AppendMessageInput => ({
     role: message.role,
     content: message.content,

@@ -60,7 +60,10 @@ export function registerConversationRoutes(
       const items = request.body.items ?? [];
       const { conversation } = await conversations.create(request.subjectUid, {
         metadata: request.body.metadata ?? {},
-        messages: items.length === 0 ? [] : itemsToMessages(items, []),
+        messages:
+          items.length === 0
+            ? []
+            : await itemsToMessages(conversations.store, request.subjectUid, items, []),
       });
       return conversationObject(conversation);
     },
@@ -162,7 +165,12 @@ export function registerConversationRoutes(
       const stored = await conversations.append(
         subjectUid,
         id,
-        itemsToMessages(request.body.items, context.messages),
+        await itemsToMessages(
+          conversations.store,
+          subjectUid,
+          request.body.items,
+          context.messages,
+        ),
       );
       const data = stored.flatMap((message) => messageToItems(message));
       return {
