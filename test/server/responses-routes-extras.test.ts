@@ -300,6 +300,12 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
     ).toBe(404);
   });
 
+  it("the routes not served answer 405 at once (never retried, nothing stored): responses.compact, models.delete", async () => {
+    const compact = client.responses.compact({ model: "claude-test", input: "Shorten this" });
+    expect(await statusOf(compact)).toBe(405);
+    expect(await statusOf(client.models.delete("claude-test"))).toBe(405);
+  });
+
   it("GET /v1/models lists the routed models of configured providers; GET /v1/models/:id resolves a name", async () => {
     const listed = await client.models.list();
     expect(listed.data.map((model) => [model.id, model.owned_by])).toEqual([
