@@ -4,6 +4,7 @@
  * nor continuable by the caller (as in OpenAI's API), `background: true` answers at once and is
  * polled. The upstream is a stub model: a local server speaking the Anthropic wire format.
  */
+import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { startControlledUpstream } from "../support/controlled-upstream.js";
@@ -102,6 +103,51 @@ describeEachDialect("Responses API state settings", (getDatabase) => {
     });
     expect(operator.statusCode).toBe(200);
     expect(operator.body).toContain("private");
+  });
+
+  it("with VERBATIM_KEEP_UNSTORED_RESPONSES=off a store: false response is answered (plain and streamed) and nothing is written", async () => {
+    const upstream = await startControlledUpstream();
+    const unkept = await testServer(getDatabase(), {
+      upstream: upstreamConfigFromEnv({
+        ANTHROPIC_API_KEY: "sk-ant-test",
+        ANTHROPIC_BASE_URL: upstream.url,
+        VERBATIM_KEEP_UNSTORED_RESPONSES: "off",
+      }),
+    });
+    try {
+      const subject = uniqueName("unkept");
+      const key = await unkept.apiKeyFor(subject);
+      const reply = await unkept.app.inject({
+        method: "POST",
+        url: "/v1/responses",
+        headers: key,
+        payload: { model: "claude-s", input: "secret", store: false },
+      });
+      expect(reply.statusCode, reply.body).toBe(200);
+      expect(reply.json()).toMatchObject({ status: "completed", store: false });
+      expect(reply.json().output[0].content[0].text).toBe("ok");
+      const streamed = await unkept.app.inject({
+        method: "POST",
+        url: "/v1/responses",
+        headers: key,
+        payload: { model: "claude-s", input: "secret", store: false, stream: true },
+      });
+      expect(streamed.body).toContain("response.completed");
+      const rows = await sql<{ n: number | string }>`
+        select count(*) as n from ai_gateway_messages where subject_uid = ${subject}`.execute(
+        getDatabase().db,
+      );
+      expect(Number(rows.rows[0]?.n)).toBe(0);
+      const read = await unkept.app.inject({
+        method: "GET",
+        url: `/v1/responses/${reply.json().id}`,
+        headers: key,
+      });
+      expect(read.statusCode).toBe(404);
+    } finally {
+      await unkept.app.close();
+      await upstream.close();
+    }
   });
 
   it("background: true answers in_progress at once, runs on after the client left, and GET polls it to completed", async () => {

@@ -18,6 +18,7 @@ import { inputToMessages, type NewMessage } from "./input.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
 import { echoedSettings, providerSettings } from "./settings.js";
 import { anchorOf } from "./state.js";
+import { runUnkept } from "./unkept.js";
 import { toolDefinitions } from "./tools.js";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
@@ -182,6 +183,29 @@ export class ResponsesService {
     );
     const first = events.next();
     first.catch(() => undefined);
+    const facts: ResponseFacts = {
+      previousResponseId: previousId,
+      instructions: body.instructions ?? null,
+      tools: body.tools,
+      maxOutputTokens: body.max_output_tokens ?? null,
+      echo,
+    };
+    if (body.store === false && this.upstream.keepUnstoredResponses === false) {
+      try {
+        return await runUnkept({
+          events,
+          first,
+          model: body.model,
+          provider,
+          subject,
+          facts,
+          ...(sink === undefined ? {} : { sink }),
+          failure: (error) => upstreamFailure(error, this.#sanitizer),
+        });
+      } finally {
+        clientGone?.removeEventListener("abort", onClientGone);
+      }
+    }
     // Nothing is written before the model has answered (its first event): an upstream that
     // refuses or fails the request leaves no conversation and no row, so a client's retries
     // leave no debris (issue 17); the error is answered with the upstream's status. A
@@ -208,13 +232,6 @@ export class ResponsesService {
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
     this.#running.set(output.id, { subject, stop, finished });
     this.leases.hold(output.id, () => stop("lost"));
-    const facts: ResponseFacts = {
-      previousResponseId: previousId,
-      instructions: body.instructions ?? null,
-      tools: body.tools,
-      maxOutputTokens: body.max_output_tokens ?? null,
-      echo,
-    };
     const run = async (): Promise<ResponseObject> => {
       try {
         sink?.begin(responseObject(output, facts));

@@ -1,4 +1,4 @@
-import { wholeNumberFromEnv } from "../env.js";
+import { switchFromEnv, wholeNumberFromEnv } from "../env.js";
 import { VerbatimError } from "verbatim-llm/core";
 import { PROVIDER_IDS, isProviderId, type ProviderId } from "verbatim-llm/providers";
 
@@ -34,6 +34,11 @@ export interface UpstreamConfig {
    * at most this long after its last renewal.
    */
   readonly responseLeaseMs?: number;
+  /**
+   * Keep `store: false` responses for the operator (default true;
+   * `VERBATIM_KEEP_UNSTORED_RESPONSES=off`): the caller can never read them back either way.
+   */
+  readonly keepUnstoredResponses?: boolean;
 }
 
 const KEY_VARIABLES: Readonly<Record<ProviderId, readonly string[]>> = {
@@ -118,6 +123,7 @@ export function upstreamConfigFromEnv(
     maxRetries: positiveInteger(env, "VERBATIM_UPSTREAM_MAX_RETRIES", 2),
     defaultMaxOutputTokens: positiveInteger(env, "VERBATIM_DEFAULT_MAX_OUTPUT_TOKENS", 4096),
     responseLeaseMs: leaseMilliseconds(env),
+    keepUnstoredResponses: switchFromEnv(env, "VERBATIM_KEEP_UNSTORED_RESPONSES") ?? true,
   };
 }
 
