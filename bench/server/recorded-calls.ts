@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { sql } from "kysely";
 import pg from "pg";
 import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
@@ -98,6 +99,11 @@ async function seed(database: StoreDatabase): Promise<unknown[]> {
     });
   }
   await insertChainNodes(database.db, batch);
+  // A table filled in one go has no planner statistics until autovacuum's analyze comes by;
+  // a store that grew to this size has them.
+  if (database.capabilities.dialect === "postgres") {
+    await sql`analyze ai_gateway_chain_nodes`.execute(database.db);
+  }
   return long;
 }
 
