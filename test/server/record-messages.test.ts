@@ -223,4 +223,78 @@ describeEachDialect("pass-through routes with the official clients", (getDatabas
     expect(response.status).toBe(401);
     expect(upstream.exchanges.length).toBe(before);
   });
+
+  it("passes an upstream error status through as it came and records it", async () => {
+    upstream.errorStatus = 529;
+    try {
+      const response = await fetch(`${baseUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({
+          model: "claude-test",
+          max_tokens: 1,
+          messages: [{ role: "user", content: "overload me" }],
+        }),
+      });
+      expect(response.status).toBe(529);
+      expect(
+        Buffer.from(await response.arrayBuffer()).equals(upstream.exchanges.at(-1)!.response),
+      ).toBe(true);
+    } finally {
+      upstream.errorStatus = undefined;
+    }
+    const last = (await calls()).at(-1);
+    expect(last?.status_code).toBe(529);
+  });
+
+  it("refuses a body that is not JSON, or names no model, before anything goes upstream", async () => {
+    const before = upstream.exchanges.length;
+    const broken = await fetch(`${baseUrl}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: '{"model": "claude-test", "messages": [',
+    });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+    const noModel = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ messages: [] }),
+    });
+    expect(noModel.status).toBe(400);
+    expect(((await noModel.json()) as { error: { where: string } }).error.where).toBe("body.model");
+    expect(upstream.exchanges.length).toBe(before);
+  });
+
+  it("answers 503 upstream_not_configured without a provider of the format, and 502 upstream_failed when the upstream is down", async () => {
+    const closed = await startRawUpstream();
+    await closed.close();
+    const other = await testServer(getDatabase(), {
+      upstream: upstreamConfigFromEnv({
+        ANTHROPIC_API_KEY: "sk-ant-upstream-key",
+        ANTHROPIC_BASE_URL: closed.url,
+      }),
+    });
+    try {
+      const otherKey = (await other.apiKeyFor(uniqueName("subject"))).key;
+      const chat = await other.app.inject({
+        method: "POST",
+        url: "/v1/chat/completions",
+        headers: { "content-type": "application/json", authorization: `Bearer ${otherKey}` },
+        payload: JSON.stringify({ model: "gpt-test", messages: [] }),
+      });
+      expect(chat.statusCode).toBe(503);
+      expect(chat.json().error.code).toBe("upstream_not_configured");
+      const down = await other.app.inject({
+        method: "POST",
+        url: "/v1/messages",
+        headers: { "content-type": "application/json", "x-api-key": otherKey },
+        payload: JSON.stringify({ model: "claude-test", max_tokens: 1, messages: [] }),
+      });
+      expect(down.statusCode).toBe(502);
+      expect(down.json().error.code).toBe("upstream_failed");
+    } finally {
+      await other.app.close();
+    }
+  });
 });

@@ -25,6 +25,8 @@ export interface RawUpstream {
    * tool_result is answered with a Bash tool call running this command.
    */
   bashCommand: string | undefined;
+  /** When set, every answer is this HTTP status with an Anthropic-shaped error body. */
+  errorStatus: number | undefined;
   close(): Promise<void>;
 }
 
@@ -190,6 +192,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     exchanges,
     usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
     bashCommand: undefined,
+    errorStatus: undefined,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -205,6 +208,17 @@ export async function startRawUpstream(): Promise<RawUpstream> {
       response: Buffer.alloc(0),
     };
     exchanges.push(exchange);
+    if (state.errorStatus !== undefined) {
+      exchange.response = Buffer.from(
+        JSON.stringify({
+          type: "error",
+          error: { type: "overloaded_error", message: "Overloaded" },
+        }),
+      );
+      response.writeHead(state.errorStatus, { "content-type": "application/json" });
+      response.end(exchange.response);
+      return;
+    }
     const parsed = JSON.parse(body.toString("utf8")) as { model?: string; stream?: boolean };
     const stream = parsed.stream === true;
     const model = parsed.model ?? "";
