@@ -33,7 +33,10 @@ export class GatewayConversations {
     this.#database = store.database;
   }
 
-  /** Creates a conversation, with its first messages when given. */
+  /**
+   * Creates a conversation, with its first messages when given: then in one write with them, so
+   * a refused write leaves no empty conversation behind.
+   */
   async create(
     subjectUid: string,
     input: {
@@ -41,21 +44,25 @@ export class GatewayConversations {
       readonly messages?: readonly AppendMessageInput[];
     },
   ): Promise<{ readonly conversation: GatewayConversation; readonly messages: GatewayMessage[] }> {
-    // The messages are checked before the conversation is written: a refused request stores
-    // nothing.
     const metadata = input.metadata ?? {};
     const messages = input.messages ?? [];
-    if (messages.length > 0) {
-      this.store.prepareAppend(subjectUid, { previousMessageId: null, messages });
+    if (messages.length === 0) {
+      return {
+        conversation: await this.store.createConversation(subjectUid, { metadata }),
+        messages: [],
+      };
     }
-    const conversation = await this.store.createConversation(subjectUid, { metadata });
-    if (messages.length === 0) return { conversation, messages: [] };
     const stored = await this.store.appendMessages(subjectUid, {
       previousMessageId: null,
-      conversationId: conversation.id,
+      conversationMetadata: metadata,
       messages,
     });
-    return { conversation, messages: stored };
+    const first = stored[0];
+    if (first === undefined) throw new Error("append returned no message");
+    return {
+      conversation: await this.store.getConversation(subjectUid, first.conversationId),
+      messages: stored,
+    };
   }
 
   /** A conversation the subject can see (not another subject's, not deleted). */
