@@ -297,4 +297,39 @@ describeEachDialect("pass-through routes with the official clients", (getDatabas
       await other.app.close();
     }
   });
+
+  it("sends each streamed event on as it comes, before the upstream has finished", async () => {
+    let release: () => void = () => undefined;
+    upstream.holdAfterFirstEvent = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const response = await fetch(`${baseUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({
+          model: "claude-test",
+          max_tokens: 1,
+          stream: true,
+          messages: [{ role: "user", content: "stream me" }],
+        }),
+      });
+      expect(response.headers.get("content-type")).toBe("text/event-stream");
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      // The upstream holds everything after message_start: it still arrives.
+      const { value } = await reader.read();
+      expect(Buffer.from(value ?? new Uint8Array()).toString("utf8")).toMatch(
+        /^event: message_start\n/,
+      );
+      release();
+      let rest = "";
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) break;
+        rest += Buffer.from(next.value).toString("utf8");
+      }
+      expect(rest).toContain("event: message_stop");
+    } finally {
+      release();
+      upstream.holdAfterFirstEvent = undefined;
+    }
+  });
 });

@@ -27,6 +27,8 @@ export interface RawUpstream {
   bashCommand: string | undefined;
   /** When set, every answer is this HTTP status with an Anthropic-shaped error body. */
   errorStatus: number | undefined;
+  /** When set, a streamed answer waits for this promise after its first event. */
+  holdAfterFirstEvent: Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -193,6 +195,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
     bashCommand: undefined,
     errorStatus: undefined,
+    holdAfterFirstEvent: undefined,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -240,7 +243,8 @@ export async function startRawUpstream(): Promise<RawUpstream> {
       return;
     }
     // Events one at a time, as a model sends them.
-    for (const piece of text.split(/(?<=\n\n)/)) {
+    for (const [index, piece] of text.split(/(?<=\n\n)/).entries()) {
+      if (index === 1 && state.holdAfterFirstEvent !== undefined) await state.holdAfterFirstEvent;
       response.write(piece);
       await new Promise((resolve) => setImmediate(resolve));
     }
