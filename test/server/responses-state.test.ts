@@ -33,6 +33,8 @@ describeEachDialect("Responses API state settings", (getDatabase) => {
     });
     expect(second.status, JSON.stringify(second.body)).toBe(200);
     expect(second.body.conversation_id).toBe(conversation);
+    expect(second.body.conversation).toEqual({ id: conversation });
+    expect(first.body.conversation).toBeNull();
     expect(second.body.previous_response_id).toBe(first.body.id);
     const sent = stubbed.lastSent("anthropic").messages;
     expect(JSON.stringify(sent)).toContain("Remember 7.");

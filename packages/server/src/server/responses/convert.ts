@@ -211,6 +211,8 @@ export function responseObject(output: GatewayMessage, facts: ResponseFacts): Re
     prompt_cache_key: echoed(facts.echo, "prompt_cache_key", null),
     safety_identifier: echoed(facts.echo, "safety_identifier", null),
     user: echoed(facts.echo, "user", null),
+    // As OpenAI's: the conversation the request named (verbatim's conversation_id is always set).
+    conversation: facts.echo?.["conversation"] === undefined ? null : { id: output.conversationId },
     usage: usageObject(gateway.usage),
     metadata: { ...output.metadata.caller },
     conversation_id: output.conversationId,

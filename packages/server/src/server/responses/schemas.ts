@@ -204,6 +204,7 @@ export const responseObjectSchema = z
     prompt_cache_key: z.string().nullable(),
     safety_identifier: z.string().nullable(),
     user: z.string().nullable(),
+    conversation: z.object({ id: z.string() }).nullable(),
     usage: usageSchema.nullable(),
     metadata: z.record(z.string(), z.string()),
     conversation_id: z.string().describe("verbatim: the stored conversation this response is in."),

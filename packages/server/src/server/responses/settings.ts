@@ -246,6 +246,7 @@ export function echoedSettings(body: Body): Record<string, JsonValue> {
     "truncation",
     "store",
     "background",
+    "conversation",
     "prompt_cache_key",
     "safety_identifier",
     "user",
