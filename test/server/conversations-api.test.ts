@@ -140,6 +140,16 @@ describeEachDialect("Conversations API with the openai client", (getDatabase) =>
         )
       ).status,
     ).toBe(404);
+    // Nor is it an input item of a response that took it.
+    const conversationCopy = await client.conversations.items.list(conversation.id);
+    expect(conversationCopy.data.map((item) => item.id)).not.toContain(secondId);
+    const response = await client.responses.create({
+      model: "claude-test",
+      input: "fourth",
+      conversation: conversation.id,
+    });
+    const inputs = await client.responses.inputItems.list(response.id, { order: "asc" });
+    expect(inputs.data.map((item) => item.id)).not.toContain(secondId);
     // The bytes stay for the operator.
     const rows = await sql<{ id: string }>`select id from ai_gateway_messages
       where id = ${secondId}`.execute(getDatabase().db);

@@ -182,6 +182,11 @@ export class GatewayConversations {
     await this.#tombstone(message.subjectUid, message.id, "response");
   }
 
+  /** Which of these ids (items, responses, conversations) the subject deleted. */
+  async deletedAmong(subjectUid: string, ids: readonly string[]): Promise<Set<string>> {
+    return this.#deleted(subjectUid, ids);
+  }
+
   async #deleted(subjectUid: string, ids: readonly string[]): Promise<Set<string>> {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
     return findCallerDeletions(this.#database.db, subject, ids);

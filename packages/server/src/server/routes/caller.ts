@@ -8,7 +8,11 @@ import { registerCompressRoute } from "./compress.js";
 import { GatewayConversations } from "../../gateway/conversations.js";
 import { registerConversationRoutes } from "./conversations.js";
 import { registerModelRoutes } from "./models.js";
-import { hideDeletedResponses, registerResponseExtraRoutes } from "./response-extras.js";
+import {
+  hideDeletedInputItems,
+  hideDeletedResponses,
+  registerResponseExtraRoutes,
+} from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
 import { RecordedCalls } from "../../gateway/recorded-calls.js";
 import { registerChatCompletionsRoute } from "./chat-completions.js";
@@ -29,6 +33,7 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   const conversations = new GatewayConversations(store);
   // Before the routes: what a subject deleted is not found on any of them.
   app.addHook("preHandler", hideDeletedResponses(conversations));
+  app.addHook("preSerialization", hideDeletedInputItems(conversations));
   registerConversationRoutes(app, conversations);
   registerResponseExtraRoutes(app, {
     conversations,

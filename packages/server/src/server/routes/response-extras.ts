@@ -74,6 +74,30 @@ export function hideDeletedResponses(conversations: GatewayConversations) {
   };
 }
 
+/**
+ * A preSerialization hook for the caller routes: the input items of a response leave out the
+ * items the subject deleted through the Conversations API (the page's ids follow what is left).
+ */
+export function hideDeletedInputItems(conversations: GatewayConversations) {
+  return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+    if (request.routeOptions.url !== "/v1/responses/:id/input_items") return payload;
+    const list = payload as { data?: readonly { readonly id: string }[] } | null;
+    if (list?.data === undefined || list.data.length === 0) return payload;
+    const deleted = await conversations.deletedAmong(
+      request.subjectUid,
+      list.data.map((item) => item.id),
+    );
+    if (deleted.size === 0) return payload;
+    const data = list.data.filter((item) => !deleted.has(item.id));
+    return {
+      ...list,
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data[data.length - 1]?.id ?? null,
+    };
+  };
+}
+
 function conversationIdOf(value: unknown): string | undefined {
   if (typeof value === "string") return value;
   if (typeof value === "object" && value !== null && "id" in value) {
