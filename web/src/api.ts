@@ -277,6 +277,10 @@ export class ConsoleClient {
       cursor?: string | undefined;
       limit?: number;
       pageLimitBytes?: number;
+      /** Long polling: answer once the page holds more than this many messages… */
+      waitForMoreThan?: number;
+      /** …or after this many milliseconds. */
+      waitMs?: number;
     },
     signal: AbortSignal,
   ): Promise<MessagesPage> {
@@ -289,6 +293,9 @@ export class ConsoleClient {
         limit: String(options.limit ?? 1000),
         page_limit_bytes:
           options.pageLimitBytes === undefined ? undefined : String(options.pageLimitBytes),
+        wait_for_more_than:
+          options.waitForMoreThan === undefined ? undefined : String(options.waitForMoreThan),
+        wait_ms: options.waitMs === undefined ? undefined : String(options.waitMs),
       },
       signal,
     );

@@ -322,18 +322,19 @@ export class ConversationView {
   }
 
   /**
-   * Live: asks for the last page of stored messages again; messages written since are shown
-   * at once in the stored view, and announced with a "show them" button in the others.
-   * Returns how many new messages there are.
+   * Live: asks for the last page of stored messages again (with `waitMs`, the server answers
+   * only once it holds more messages or the time has passed: long polling); messages written
+   * since are shown at once in the stored view, and announced with a "show them" button in the
+   * others. Returns how many new messages there are.
    */
-  async poll(): Promise<number> {
+  async poll(waitMs = 0): Promise<number> {
     const last = this.lastStoredPage;
     if (!this.complete || last === undefined) return 0;
     const known = last.page.messages.length;
     let fetched: FetchedPage = {
       page: await this.client.messages(
         this.target.id,
-        { view: "stored", cursor: last.cursor },
+        { view: "stored", cursor: last.cursor, waitForMoreThan: known, waitMs },
         this.signal,
       ),
       cursor: last.cursor,

@@ -78,6 +78,21 @@ function keepPolling(signal: AbortSignal, poll: () => Promise<number>): void {
   signal.addEventListener("abort", () => clearInterval(timer));
 }
 
+/** Live updates of a conversation: one held request at a time (the server answers on news). */
+const LONG_POLL_MS = 25_000;
+async function longPoll(signal: AbortSignal, poll: () => Promise<number>): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await poll();
+      connection.succeeded();
+    } catch (error) {
+      if (signal.aborted || isAbort(error)) return;
+      failed(error);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+}
+
 function loadList(): void {
   listController?.abort();
   if (client === undefined) return;
@@ -153,7 +168,8 @@ function loadDetail(keepPlace: string | undefined): void {
     });
     view.load().then(
       () => {
-        if (!controller.signal.aborted) keepPolling(controller.signal, () => view.poll());
+        if (!controller.signal.aborted)
+          void longPoll(controller.signal, () => view.poll(LONG_POLL_MS));
         if (!controller.signal.aborted && !revealed)
           revealed = reveal(target, current.target !== undefined);
         if (!controller.signal.aborted && current.target !== undefined && !revealed) {

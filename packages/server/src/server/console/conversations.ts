@@ -1,4 +1,4 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { setTimeout as sleep, setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
@@ -20,7 +20,13 @@ import {
   projectionMetadataSchema,
   viewSchema,
 } from "./paging.js";
-import { conversationOwner, instant, latestMessageId, listConversations } from "./queries.js";
+import {
+  conversationOwner,
+  countMessages,
+  instant,
+  latestMessageId,
+  listConversations,
+} from "./queries.js";
 import { storedMessageReply, storedMessageSchema } from "./stored-message.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
@@ -47,6 +53,10 @@ const conversationListQuerySchema = listQuerySchema.extend({
     .describe("Only conversations with a message answered by this model."),
 });
 
+/** Long polling: the longest wait, and how often the message count is asked meanwhile. */
+const MAX_WAIT_MS = 25_000;
+const WAIT_STEP_MS = 250;
+
 const messagesQuerySchema = z.object({
   view: viewSchema,
   anchor: z
@@ -60,6 +70,22 @@ const messagesQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(100).optional(),
   page_limit_bytes: pageLimitBytesSchema,
+  wait_for_more_than: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .optional()
+    .describe(
+      "Long polling (live updates, without anchor): answer only once this page holds more than this many messages, or wait_ms has passed.",
+    ),
+  wait_ms: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_WAIT_MS)
+    .default(0)
+    .describe(`How long to wait for wait_for_more_than (at most ${MAX_WAIT_MS} ms).`),
 });
 
 const chatMLMessageSchema = z
@@ -109,6 +135,33 @@ async function modelInputOf(
     };
   }
   return null;
+}
+
+/**
+ * Waits until the conversation holds more than `count` messages, `waitMs` has passed, the
+ * client has gone or the server is closing (a held request never delays a shutdown): a cheap
+ * count every 250 ms, never a page read.
+ */
+async function waitForMessages(
+  database: StoreDatabase,
+  conversationId: string,
+  count: number,
+  waitMs: number,
+  client: NodeJS.EventEmitter & { readonly destroyed?: boolean },
+  closing: () => boolean,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let gone = false;
+  const onClose = () => (gone = true);
+  client.once("close", onClose);
+  try {
+    while (!gone && !closing() && client.destroyed !== true && Date.now() < deadline) {
+      if ((await countMessages(database, conversationId)) > count) return;
+      await sleep(Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())));
+    }
+  } finally {
+    client.off("close", onClose);
+  }
 }
 
 /** Rows read in chunks with a turn of the event loop between them (reads are synchronous on SQLite). */
@@ -179,6 +232,11 @@ export function registerConversationConsoleRoutes(
   database: StoreDatabase,
   store: GatewayMessageStore,
 ): void {
+  // Held requests (long polling) answer at once when the server starts closing.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.get<{ Querystring: z.infer<typeof conversationListQuerySchema> }>(
     "/ai-gateway/conversations",
     {
@@ -231,6 +289,17 @@ export function registerConversationConsoleRoutes(
       if (anchor === null && view === "model-visible")
         anchor = (await latestMessageId(database, id)) ?? null;
       const offset = decodeCursor(request.query.cursor);
+      const { wait_for_more_than, wait_ms } = request.query;
+      if (anchor === null && wait_for_more_than !== undefined && wait_ms > 0) {
+        await waitForMessages(
+          database,
+          id,
+          offset + wait_for_more_than,
+          wait_ms,
+          request.raw,
+          () => closing,
+        );
+      }
       let selected: GatewayMessage[];
       let more: boolean;
       let modelInput: ModelInputReply | null | undefined;

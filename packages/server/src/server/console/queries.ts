@@ -115,3 +115,16 @@ export async function latestMessageId(
     .executeTakeFirst();
   return row?.id;
 }
+
+/** How many messages a conversation holds (all branches). */
+export async function countMessages(
+  database: StoreDatabase,
+  conversationId: string,
+): Promise<number> {
+  const row = await database.db
+    .selectFrom("ai_gateway_messages")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("conversation_id", "=", conversationId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
