@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
@@ -34,6 +34,10 @@ const HOP_BY_HOP = new Set([
   "upgrade",
   "proxy-connection",
 ]);
+
+/** Kept-alive connections to the upstreams: no new TCP (and TLS) handshake per call. */
+const httpAgent = new HttpAgent({ keepAlive: true });
+const httpsAgent = new HttpsAgent({ keepAlive: true });
 
 const DEFAULT_BASE_URLS: Partial<Record<ProviderId, string>> = {
   anthropic: "https://api.anthropic.com",
@@ -118,10 +122,11 @@ export async function passThrough(
   call: PassThroughCall,
 ): Promise<FastifyReply> {
   const started = performance.now();
-  const send = call.url.protocol === "https:" ? httpsRequest : httpRequest;
-  const upstreamRequest = send(call.url, {
+  const secure = call.url.protocol === "https:";
+  const upstreamRequest = (secure ? httpsRequest : httpRequest)(call.url, {
     method: "POST",
     headers: forwardedHeaders(request, call.target),
+    agent: secure ? httpsAgent : httpAgent,
   });
   const upstreamResponse = await new Promise<import("node:http").IncomingMessage>(
     (resolve, reject) => {
