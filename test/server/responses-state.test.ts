@@ -96,6 +96,12 @@ describeEachDialect("Responses API state settings", (getDatabase) => {
       key,
     );
     expect(next.status).toBe(404);
+    const referenced = await stubbed.post(
+      "/responses",
+      { model: "claude-s", input: [{ type: "item_reference", id: reply.body.id }] },
+      key,
+    );
+    expect(referenced.status).toBe(404);
     expect(await stubbed.rowCount(subject)).toBe(2);
     // The operator sees it.
     const operator = await stubbed.server.app.inject({

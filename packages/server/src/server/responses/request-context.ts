@@ -51,7 +51,12 @@ export async function resolveReferences(
     if (found.has(id)) continue;
     const call = splitFunctionCallId(id);
     try {
-      const message = await store.getMessage(subject, call?.messageId ?? id);
+      const { message, request } = await store.getMessageWithRequest(
+        subject,
+        call?.messageId ?? id,
+      );
+      // A store: false response's items are not the caller's to name (as OpenAI's).
+      if (request?.echo?.["store"] === false) throw notFound(id, index, input);
       const messages = referencedMessages(message, call?.call);
       if (messages.length === 0) throw notFound(id, index, input);
       found.set(id, messages);
