@@ -155,9 +155,10 @@ export class ResponsesService {
         ...(Object.keys(settings.extras).length === 0 ? {} : { extras: settings.extras }),
       },
     });
-    // The upstream request starts while the inputs and the in_progress answer are written (one
-    // durable commit off the critical path); its events are read only once they are stored,
-    // and it is aborted when the write fails, when the client hangs up or on a cancel.
+    // The upstream request starts first; the inputs and the in_progress answer are written once
+    // the model's first event arrived (at once for a background response), its events are
+    // passed on only once they are stored, and it is aborted when the write fails, when the
+    // client hangs up or on a cancel.
     const abort = new AbortController();
     let stopped: StopCause | undefined;
     const stop = (cause: StopCause) => {
