@@ -205,6 +205,34 @@ describeEachDialect("Responses API routes besides create", (getDatabase) => {
     expect(await statusOf(other.responses.retrieve(created.id, { stream: true }))).toBe(404);
   });
 
+  it("GET ?stream=true of a response still in progress (background) stays open and ends with its final events", async () => {
+    upstream.delayMs = 700;
+    try {
+      const started = await client.responses.create({
+        model: "claude-test",
+        input: "Take your time",
+        background: true,
+      });
+      expect(started.status).toBe("in_progress");
+      const stream = await client.responses.retrieve(started.id, { stream: true });
+      const events: { type: string; sequence_number: number }[] = [];
+      for await (const event of stream) events.push(event);
+      expect(events.slice(0, 2).map((event) => event.type)).toEqual([
+        "response.created",
+        "response.in_progress",
+      ]);
+      expect(events.at(-1)?.type).toBe("response.completed");
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+      const delta = events.find((event) => event.type === "response.output_text.delta") as
+        { delta?: string } | undefined;
+      const final = await client.responses.retrieve(started.id);
+      expect(final.status).toBe("completed");
+      expect(delta?.delta).toBe(final.output_text);
+    } finally {
+      upstream.delayMs = 0;
+    }
+  });
+
   it("POST /v1/responses/input_tokens asks Anthropic's count_tokens", async () => {
     const counted = await countingClient.responses.inputTokens.count({
       model: "claude-test",

@@ -109,26 +109,60 @@ export function replayEvents(response: ResponseObject): ReplayEvent[] {
   return events;
 }
 
-/** Writes the replay of a stored response as server-sent events, after `startingAfter`. */
-export function sendReplay(
+/** How often a replay re-reads a response still in progress. */
+export const REPLAY_POLL_MILLISECONDS = 200;
+
+/**
+ * Writes the replay of a stored response as server-sent events, after `startingAfter`. While
+ * the response is in progress (a background response, or one another request is answering),
+ * the stream stays open: the response is read again every REPLAY_POLL_MILLISECONDS and, once
+ * it is final, the events not sent yet follow (its items, then its final event). Every
+ * in-progress response ends (docs/server.md, "Response lifecycle"), so the stream does too;
+ * it also ends when the client hangs up.
+ */
+export async function sendReplay(
   reply: FastifyReply,
   requestId: string,
   response: ResponseObject,
   startingAfter: number | undefined,
-): FastifyReply {
+  reload?: () => Promise<ResponseObject>,
+): Promise<FastifyReply> {
   reply.hijack();
   const raw = reply.raw;
+  let open = true;
+  raw.on("close", () => {
+    open = false;
+  });
   raw.writeHead(200, {
     "x-request-id": requestId,
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     connection: "keep-alive",
   });
-  replayEvents(response).forEach((event, sequence) => {
-    if (startingAfter !== undefined && sequence <= startingAfter) return;
-    const data = JSON.stringify({ type: event.type, sequence_number: sequence, ...event.payload });
-    raw.write(`event: ${event.type}\ndata: ${data}\n\n`);
-  });
+  let sent = startingAfter ?? -1;
+  const write = (current: ResponseObject) => {
+    replayEvents(current).forEach((event, sequence) => {
+      if (sequence <= sent || !open) return;
+      const data = JSON.stringify({
+        type: event.type,
+        sequence_number: sequence,
+        ...event.payload,
+      });
+      raw.write(`event: ${event.type}\ndata: ${data}\n\n`);
+      sent = sequence;
+    });
+  };
+  let current = response;
+  write(current);
+  try {
+    while (current.status === "in_progress" && reload !== undefined && open) {
+      await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MILLISECONDS));
+      current = await reload();
+      write(current);
+    }
+  } catch (error) {
+    reply.log.warn({ err: error }, "replaying a response stopped");
+  }
   raw.end();
   return reply;
 }

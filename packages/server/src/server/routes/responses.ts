@@ -119,7 +119,9 @@ export function registerResponseRoutes(app: FastifyInstance, service: ResponsesS
     async (request, reply) => {
       const response = await service.get(request.subjectUid, request.params.id);
       if (request.query.stream !== true) return response;
-      return sendReplay(reply, request.id, response, request.query.starting_after);
+      return sendReplay(reply, request.id, response, request.query.starting_after, () =>
+        service.get(request.subjectUid, request.params.id),
+      );
     },
   );
 
