@@ -78,7 +78,7 @@ export function registerConversationCacheRoute(
           "resource_not_found",
           `no recorded calls in conversation ${request.params.id}`,
           {
-            where: "path.id",
+            where: request.params.id,
             hint: "Only conversations recorded through /v1/messages or /v1/chat/completions have a cache report",
           },
         );
