@@ -309,7 +309,26 @@ describeEachDialect("Responses API request fields", (getDatabase) => {
     expect(chat).not.toHaveProperty("max_completion_tokens");
   });
 
-  it("a hosted tool (Codex's web_search) is refused naming it; nothing is written", async () => {
+  it("a hosted tool (Codex's web_search) is passed as written to OpenAI Responses, which runs it", async () => {
+    const reply = await stubbed.post("/responses", {
+      model: "gpt-f",
+      input: "search",
+      tools: [tool, { type: "web_search", external_web_access: false }],
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(stubbed.lastSent("openai-responses").tools).toEqual([
+      {
+        type: "function",
+        name: "look",
+        description: "",
+        parameters: { type: "object" },
+        strict: true,
+      },
+      { type: "web_search", external_web_access: false },
+    ]);
+  });
+
+  it("a hosted tool (Codex's web_search) is refused naming it at a provider that cannot run it; nothing is written", async () => {
     const subject = uniqueName("hosted");
     const { key } = await stubbed.server.apiKeyFor(subject);
     const reply = await stubbed.post(

@@ -11,6 +11,14 @@ import type { ProviderId, RenderInput, RenderedRequest } from "./types.js";
  * message); lossy mappings come back as `warnings`.
  */
 export function renderRequest(provider: ProviderId, input: RenderInput): RenderedRequest {
+  const hosted = input.options.hostedTools ?? [];
+  if (hosted.length > 0 && provider !== "openai-responses") {
+    throw new VerbatimError(
+      "provider_invalid_options",
+      `${provider} does not run hosted tools (${hosted.map((tool) => String(tool["type"])).join(", ")})`,
+      { where: "options.hostedTools", hint: "Send hosted tools only to OpenAI Responses" },
+    );
+  }
   switch (provider) {
     case "anthropic":
       return renderAnthropic(input);

@@ -78,6 +78,11 @@ export interface RenderOptions {
   readonly system?: string;
   readonly tools?: readonly ToolDefinition[];
   /**
+   * OpenAI Responses: tools the provider runs itself (`{type: "web_search", …}`), sent as
+   * written after `tools`. Every other wire format refuses them (`provider_invalid_options`).
+   */
+  readonly hostedTools?: readonly JsonObject[];
+  /**
    * The most output tokens the model may write, sent to every provider. Absent: none is sent
    * and the provider's own limit applies, except Anthropic, which requires one (an error).
    */

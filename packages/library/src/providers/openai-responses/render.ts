@@ -129,30 +129,34 @@ export function renderResponses(input: RenderInput): RenderedRequest {
     });
   }
   const tools = options.tools;
+  const hosted = options.hostedTools ?? [];
   const body: WireObject = {
     model: options.model,
     instructions:
       options.system === undefined || options.system === "" ? undefined : options.system,
     input: items,
     tools:
-      tools === undefined || tools.length === 0
+      (tools === undefined || tools.length === 0) && hosted.length === 0
         ? undefined
-        : tools.map((tool) =>
-            tool.kind === "custom"
-              ? {
-                  type: "custom",
-                  name: tool.name,
-                  description: tool.description,
-                  format: tool.format === undefined ? undefined : sortedRaw(tool.format),
-                }
-              : {
-                  type: "function",
-                  name: tool.name,
-                  description: tool.description,
-                  parameters: sortedRaw(tool.inputSchema),
-                  strict: tool.strict ?? false,
-                },
-          ),
+        : [
+            ...(tools ?? []).map((tool) =>
+              tool.kind === "custom"
+                ? {
+                    type: "custom",
+                    name: tool.name,
+                    description: tool.description,
+                    format: tool.format === undefined ? undefined : sortedRaw(tool.format),
+                  }
+                : {
+                    type: "function",
+                    name: tool.name,
+                    description: tool.description,
+                    parameters: sortedRaw(tool.inputSchema),
+                    strict: tool.strict ?? false,
+                  },
+            ),
+            ...hosted.map((tool) => sortedRaw(tool)),
+          ],
     max_output_tokens: options.maxTokens,
     store: false,
     prompt_cache_key: cache.promptCacheKey,

@@ -19,7 +19,7 @@ import { modelContext, refuseUnsupportedState, resolveReferences } from "./reque
 import { echoedSettings, providerSettings } from "./settings.js";
 import { anchorOf } from "./state.js";
 import { runUnkept } from "./unkept.js";
-import { toolDefinitions } from "./tools.js";
+import { renderedTools } from "./tools.js";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
 /** Receives a response's events while it streams (POST /v1/responses with stream: true). */
@@ -103,7 +103,7 @@ export class ResponsesService {
     const contextHistory = (context?.messages ?? []).map(toNewMessage);
     const references = await resolveReferences(this.store, subject, body.input);
     const inputs = inputToMessages(body.input, callsOf(contextHistory), references);
-    const tools = toolDefinitions(body.tools);
+    const tools = renderedTools(body.tools, provider);
     const settings = providerSettings(provider, body);
     // Absent is absent (the provider's own limit), except at Anthropic, which requires one.
     const maxTokens =
@@ -146,7 +146,8 @@ export class ResponsesService {
       options: {
         model: body.model,
         ...(system === undefined ? {} : { system }),
-        ...(tools.length === 0 ? {} : { tools }),
+        ...(tools.definitions.length === 0 ? {} : { tools: tools.definitions }),
+        ...(tools.hosted.length === 0 ? {} : { hostedTools: tools.hosted }),
         ...(maxTokens === undefined ? {} : { maxTokens }),
         stream: true,
         ...(settings.promptCacheKey === undefined

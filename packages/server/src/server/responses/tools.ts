@@ -1,6 +1,6 @@
 import { VerbatimError } from "verbatim-llm/core";
 import type { JsonObject } from "verbatim-llm/core";
-import type { ToolDefinition } from "verbatim-llm/providers";
+import type { ProviderId, ToolDefinition } from "verbatim-llm/providers";
 import type { z } from "zod";
 import type { customToolSchema, functionToolSchema, RequestTool } from "./schemas.js";
 
@@ -10,7 +10,8 @@ import type { customToolSchema, functionToolSchema, RequestTool } from "./schema
  * custom tool and as a function tool taking `{input: string}`-free text elsewhere (the
  * library's `kind: "custom"`), the tools of Codex's `namespace` as function tools named
  * `namespace__name`, and a tool the provider runs itself (`web_search`, `file_search`, …)
- * refused with a 400 naming it: no provider behind this server runs hosted tools for it.
+ * passed as written to OpenAI Responses, which runs it, and refused with a 400 naming it for
+ * every other provider.
  */
 type FunctionTool = z.infer<typeof functionToolSchema>;
 type CustomTool = z.infer<typeof customToolSchema>;
@@ -42,9 +43,18 @@ function definition(tool: FunctionTool | CustomTool, name: string): ToolDefiniti
   };
 }
 
-/** The tool definitions to render; a hosted tool is refused (nothing was written). */
+/** The tool definitions to render; any hosted tool is refused (nothing was written). */
 export function toolDefinitions(tools: readonly RequestTool[] | undefined): ToolDefinition[] {
+  return renderedTools(tools, "anthropic").definitions;
+}
+
+/** The tools to render; a hosted tool for a provider that cannot run it is refused. */
+export function renderedTools(
+  tools: readonly RequestTool[] | undefined,
+  provider: ProviderId,
+): { readonly definitions: ToolDefinition[]; readonly hosted: JsonObject[] } {
   const definitions: ToolDefinition[] = [];
+  const hosted: JsonObject[] = [];
   (tools ?? []).forEach((tool, index) => {
     if (isFunction(tool) || isCustom(tool)) {
       definitions.push(definition(tool, tool.name));
@@ -56,14 +66,18 @@ export function toolDefinitions(tools: readonly RequestTool[] | undefined): Tool
       }
       return;
     }
+    if (provider === "openai-responses") {
+      hosted.push(tool as JsonObject);
+      return;
+    }
     throw new VerbatimError(
       "invalid_request",
-      `the hosted tool "${tool.type}" is not supported: the provider would have to run it, and no provider behind this server runs hosted tools for its callers`,
+      `the hosted tool "${tool.type}" is not supported by the ${provider} provider this model is routed to: the provider would have to run it`,
       {
         where: `body.tools[${index}]`,
-        hint: `Remove the ${tool.type} tool (Codex: web_search = "disabled" in config.toml), or declare a function tool your code runs; nothing was written`,
+        hint: `Remove the ${tool.type} tool (Codex: web_search = "disabled" in config.toml), route the model to OpenAI Responses, or declare a function tool your code runs; nothing was written`,
       },
     );
   });
-  return definitions;
+  return { definitions, hosted };
 }
