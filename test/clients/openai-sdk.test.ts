@@ -37,7 +37,7 @@ describeEachDialect("the openai SDK against the server", (getDatabase) => {
       },
     });
     expect(response.output_parsed).toEqual({ city: "Oslo", degrees: 3 });
-    expect(response.text.format).toMatchObject({ type: "json_schema", name: "weather" });
+    expect(response.text?.format).toMatchObject({ type: "json_schema", name: "weather" });
     const sent = stubbed.lastSent("anthropic");
     expect(sent.system).toBe("Answer as JSON.");
     expect(sent.output_config.format.schema.properties.city).toEqual({ type: "string" });
