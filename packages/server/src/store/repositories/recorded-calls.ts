@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from "kysely";
+import { queryTemplate } from "../query-template.js";
 import type { StoreSchema } from "../schema.js";
 import type { ChainNodeTable, RecordedCallTable } from "../recorded-call-schema.js";
 
@@ -16,15 +17,54 @@ const HASHES_PER_STATEMENT = 1000;
 /** Hashes looked up at once from the end of a request: the usual extension ends there. */
 const TAIL_WINDOW = 8;
 
+const NODE_COLUMNS = [
+  "subject_uid",
+  "prefix_sha256",
+  "conversation_id",
+  "parent_prefix_sha256",
+  "position",
+  "message_sha256",
+  "created_at",
+] as const;
+
+type Window = [string, string, string, string, string, string, string, string, string];
+
+/** The statements every call runs are query templates (compiled once; prepared on PostgreSQL). */
+const deepestAmongWindowQuery = queryTemplate<Window, ChainNodeRow>((db, slot) =>
+  db
+    .selectFrom("ai_gateway_chain_nodes")
+    .select([...NODE_COLUMNS])
+    .where("subject_uid", "=", slot(0))
+    .where(
+      "prefix_sha256",
+      "in",
+      [1, 2, 3, 4, 5, 6, 7, 8].map((index) => slot(index)),
+    )
+    .orderBy("position", "desc")
+    .limit(1),
+);
+
+/** Up to TAIL_WINDOW hashes as the template's slots (repeating the last: the same answer). */
+function windowOf(subjectUid: string, hashes: readonly string[]): Window {
+  const last = hashes[hashes.length - 1] as string;
+  const out: string[] = [subjectUid];
+  for (let index = 0; index < TAIL_WINDOW; index++) out.push(hashes[index] ?? last);
+  return out as Window;
+}
+
 async function deepestAmong(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   hashes: readonly string[],
 ): Promise<ChainNodeRow | undefined> {
   if (hashes.length === 0) return undefined;
+  if (hashes.length <= TAIL_WINDOW) {
+    const { rows } = await deepestAmongWindowQuery.run(db, ...windowOf(subjectUid, hashes));
+    return rows[0];
+  }
   return db
     .selectFrom("ai_gateway_chain_nodes")
-    .selectAll()
+    .select([...NODE_COLUMNS])
     .where("subject_uid", "=", subjectUid)
     .where("prefix_sha256", "in", hashes)
     .orderBy("position", "desc")
@@ -65,10 +105,44 @@ export async function findDeepestNode(
   return best;
 }
 
+const insertChainNodeQuery = queryTemplate<
+  [string, string, string, string | null, number, string, string],
+  never
+>((db, slot) =>
+  db
+    .insertInto("ai_gateway_chain_nodes")
+    .values({
+      subject_uid: slot(0),
+      prefix_sha256: slot(1),
+      conversation_id: slot(2),
+      parent_prefix_sha256: slot(3),
+      position: slot(4),
+      message_sha256: slot(5),
+      created_at: slot(6),
+    })
+    .onConflict((conflict) => conflict.columns(["subject_uid", "prefix_sha256"]).doNothing()),
+);
+
 export async function insertChainNodes(
   db: Kysely<StoreSchema>,
   rows: readonly ChainNodeRow[],
 ): Promise<void> {
+  // A call usually adds a few nodes: one template run each; a long new history in bulk.
+  if (rows.length <= TAIL_WINDOW) {
+    for (const row of rows) {
+      await insertChainNodeQuery.run(
+        db,
+        row.subject_uid,
+        row.prefix_sha256,
+        row.conversation_id,
+        row.parent_prefix_sha256,
+        row.position,
+        row.message_sha256,
+        row.created_at,
+      );
+    }
+    return;
+  }
   const width = 7;
   const perStatement = Math.floor(30_000 / width);
   for (let start = 0; start < rows.length; start += perStatement) {
@@ -79,6 +153,23 @@ export async function insertChainNodes(
       .execute();
   }
 }
+
+const previousCallWindowQuery = queryTemplate<Window, { id: string; message_count: number }>(
+  (db, slot) =>
+    db
+      .selectFrom("ai_gateway_recorded_calls")
+      .select(["id", "message_count"])
+      .where("subject_uid", "=", slot(0))
+      .where(
+        "tip_prefix_sha256",
+        "in",
+        [1, 2, 3, 4, 5, 6, 7, 8].map((index) => slot(index)),
+      )
+      .orderBy("message_count", "desc")
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(1),
+);
 
 /**
  * The deepest (then latest) call whose last message is one of the given prefixes. Windows from
@@ -94,6 +185,13 @@ export async function findPreviousCall(
   let size = TAIL_WINDOW;
   while (end > 0) {
     const chunk = prefixHashes.slice(Math.max(0, end - size), end);
+    if (chunk.length <= TAIL_WINDOW) {
+      const { rows } = await previousCallWindowQuery.run(db, ...windowOf(subjectUid, chunk));
+      if (rows[0] !== undefined) return rows[0];
+      end -= chunk.length;
+      size = Math.min(HASHES_PER_STATEMENT, size * 8);
+      continue;
+    }
     const row = await db
       .selectFrom("ai_gateway_recorded_calls")
       .select(["id", "message_count"])
@@ -111,11 +209,44 @@ export async function findPreviousCall(
   return undefined;
 }
 
+const CALL_COLUMNS = [
+  "id",
+  "subject_uid",
+  "conversation_id",
+  "wire_format",
+  "path",
+  "model",
+  "tip_prefix_sha256",
+  "message_count",
+  "matched_count",
+  "previous_call_id",
+  "status_code",
+  "request_headers",
+  "request_body",
+  "response_headers",
+  "response_body_base64",
+  "redacted",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "duration_ms",
+  "created_at",
+] as const satisfies readonly (keyof RecordedCallRow)[];
+
+const insertRecordedCallQuery = queryTemplate<unknown[], never>((db, slot) =>
+  db
+    .insertInto("ai_gateway_recorded_calls")
+    .values(
+      Object.fromEntries(CALL_COLUMNS.map((column, index) => [column, slot(index)])) as never,
+    ),
+);
+
 export async function insertRecordedCall(
   db: Kysely<StoreSchema>,
   row: RecordedCallRow,
 ): Promise<void> {
-  await db.insertInto("ai_gateway_recorded_calls").values(row).execute();
+  await insertRecordedCallQuery.run(db, ...CALL_COLUMNS.map((column) => row[column]));
 }
 
 /** PostgreSQL: one recorder of a subject at a time, until the transaction ends. */
