@@ -12,7 +12,7 @@ export const providersCodes = defineCodes([
     code: "provider_invalid_options",
     httpStatus: 400,
     meaning:
-      "The render options are not usable: an empty model, a maxTokens that is not a positive integer, or a tool without a name.",
+      "The render options are not usable: an empty model, a maxTokens that is not a positive integer (or none for Anthropic, which requires one), a tool without a name, or hosted tools for a wire format other than OpenAI Responses.",
     remedy: "Fix the option named in the message and render again.",
   },
   {
