@@ -58,6 +58,27 @@ describeEachDialect("Responses API input items", (getDatabase) => {
     expect(items.body.data[0].content[0].text).toBe(developerText);
   });
 
+  it("Codex's tool-turn request, web_search included, is answered at OpenAI Responses with every setting passed on", async () => {
+    const codex = fixture("codex-0.171.0-tool-turn-second-request.body.json");
+    const reply = await stubbed.post("/responses", { ...codex, model: "gpt-codex", stream: false });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const sent = stubbed.lastSent("openai-responses");
+    expect(sent.tools).toContainEqual(
+      codex.tools.find((tool: { type: string }) => tool.type === "web_search"),
+    );
+    expect(sent).toMatchObject({
+      tool_choice: codex.tool_choice,
+      parallel_tool_calls: codex.parallel_tool_calls,
+      reasoning: codex.reasoning,
+      include: codex.include,
+      prompt_cache_key: codex.prompt_cache_key,
+    });
+    const last = sent.input[sent.input.length - 1];
+    expect(last).toMatchObject({ type: "function_call_output" });
+    expect(last.output).toContain("hello-from-tool");
+    expect(JSON.stringify(sent)).not.toContain("x-codex-installation-id");
+  });
+
   it("system and developer messages reach each provider's own system slot, after instructions, in order", async () => {
     const input = [
       { role: "system", content: "System rule." },
