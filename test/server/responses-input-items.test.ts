@@ -214,7 +214,32 @@ describeEachDialect("Responses API input items", (getDatabase) => {
     expect(foreign.body.error.where).toBe("body.input[0].id");
   });
 
-  it("reasoning items given back are taken and not sent on (provider material is never stored, A23)", async () => {
+  it("reasoning items given back reach OpenAI Responses in front of their assistant message, as sent, and are not stored", async () => {
+    const reasoning = { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "opaque-1" };
+    const reply = await stubbed.post("/responses", {
+      model: "gpt-x",
+      store: true,
+      input: [
+        { role: "user", content: "Hi" },
+        reasoning,
+        { role: "assistant", content: [{ type: "output_text", text: "Hello" }] },
+        { role: "user", content: "Again" },
+      ],
+    });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const input = stubbed.lastSent("openai-responses").input;
+    expect(input.map((item: { type: string; role?: string }) => item.role ?? item.type)).toEqual([
+      "user",
+      "reasoning",
+      "assistant",
+      "user",
+    ]);
+    expect(input[1]).toEqual(reasoning);
+    const items = await stubbed.get(`/responses/${reply.body.id}/input_items`);
+    expect(JSON.stringify(items.body)).not.toContain("opaque-1");
+  });
+
+  it("reasoning items given back are not sent to another provider (provider material is never stored, A23)", async () => {
     const reply = await stubbed.post("/responses", {
       model: "claude-x",
       input: [

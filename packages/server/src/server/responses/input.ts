@@ -1,4 +1,5 @@
 import { VerbatimError } from "verbatim-llm/core";
+import type { JsonValue } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
 import type { ContentPart, InputItem, InputMessageItem } from "./input-schemas.js";
@@ -19,6 +20,11 @@ export interface NewMessage {
   readonly content: readonly Block[];
   /** A `system` or `developer` input message (stored as a user message marked so). */
   readonly inputRole?: "system" | "developer";
+  /**
+   * Reasoning items the client gave back before this assistant message, as sent: passed on to
+   * OpenAI Responses in front of it (provider material within the turn, A23; never stored).
+   */
+  readonly reasoning?: readonly JsonValue[];
 }
 
 /** The stored messages an `item_reference` id names, resolved before conversion. */
@@ -100,14 +106,24 @@ export function inputToMessages(
     return [{ role: "user", content: [{ type: "text", text: input }] }];
   const calls = new Map(contextCalls);
   const messages: NewMessage[] = [];
+  // Reasoning items given back wait for the assistant message they came before.
+  let reasoning: JsonValue[] = [];
+  const push = (message: NewMessage) => {
+    if (message.role === "assistant" && reasoning.length > 0) {
+      messages.push({ ...message, reasoning });
+      reasoning = [];
+    } else {
+      messages.push(message);
+    }
+  };
   input.forEach((item, index) => {
     const where = `body.input[${index}]`;
     if ("role" in item) {
       const content = partBlocks(item.content, where);
       if (item.role === "system" || item.role === "developer") {
-        messages.push({ role: "user", content, inputRole: item.role });
+        push({ role: "user", content, inputRole: item.role });
       } else {
-        messages.push({ role: item.role, content });
+        push({ role: item.role, content });
       }
       return;
     }
@@ -117,7 +133,7 @@ export function inputToMessages(
         const name =
           item.type === "function_call" ? namespacedName(item.namespace, item.name) : item.name;
         calls.set(item.call_id, name);
-        messages.push({
+        push({
           role: "assistant",
           content: [
             {
@@ -133,7 +149,7 @@ export function inputToMessages(
       case "function_call_output":
       case "custom_tool_call_output": {
         const name = calls.get(item.call_id) ?? missingCall(item.call_id, `${where}.call_id`);
-        messages.push({
+        push({
           role: "tool",
           content: [
             {
@@ -153,11 +169,12 @@ export function inputToMessages(
           for (const block of message.content) {
             if (block.type === "toolCall") calls.set(block.id, block.name);
           }
-          messages.push(message);
+          push(message);
         }
         return;
       }
       case "reasoning":
+        reasoning.push(item as JsonValue);
         return;
     }
   });

@@ -1,5 +1,6 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
+import type { AttachedSignedMaterial } from "verbatim-llm/providers";
 import type { GatewayMessageStore } from "../../gateway/index.js";
 import { referencedIds, referencedMessages, splitFunctionCallId } from "./input.js";
 import type { NewMessage, ReferenceLookup } from "./input.js";
@@ -16,13 +17,31 @@ import type { CreateResponseBody } from "./schemas.js";
 export function modelContext(
   instructions: string | null | undefined,
   messages: readonly NewMessage[],
-): { readonly history: Message[]; readonly system: string | undefined } {
+): {
+  readonly history: Message[];
+  readonly system: string | undefined;
+  /** Reasoning items given back, for OpenAI Responses (in front of their assistant message). */
+  readonly signed: AttachedSignedMaterial[];
+} {
   const parts: string[] = [];
   if (instructions !== undefined && instructions !== null && instructions !== "")
     parts.push(instructions);
   const kept: Message[] = [];
+  const signed: AttachedSignedMaterial[] = [];
   for (const message of messages) {
     if (message.inputRole === undefined) {
+      if (message.reasoning !== undefined && message.reasoning.length > 0) {
+        signed.push({
+          messageIndex: kept.length,
+          material: {
+            provider: "openai-responses",
+            leading: message.reasoning,
+            blockSignatures: [],
+            trailing: [],
+            reasoningDetails: [],
+          },
+        });
+      }
       kept.push({ role: message.role, content: message.content });
       continue;
     }
@@ -32,7 +51,7 @@ export function modelContext(
     if (text !== "") parts.push(text);
   }
   const { history } = modelVisibleHistory(kept);
-  return { history, system: parts.length === 0 ? undefined : parts.join("\n\n") };
+  return { history, system: parts.length === 0 ? undefined : parts.join("\n\n"), signed };
 }
 
 /**

@@ -109,7 +109,10 @@ export class ResponsesService {
     const maxTokens =
       body.max_output_tokens ??
       (provider === "anthropic" ? this.upstream.defaultMaxOutputTokens : undefined);
-    const { history, system } = modelContext(body.instructions, [...contextHistory, ...inputs]);
+    const { history, system, signed } = modelContext(body.instructions, [
+      ...contextHistory,
+      ...inputs,
+    ]);
     const metadata = body.metadata ?? {};
     const echo = echoedSettings(body);
     const prepared = this.store.prepareAppend(subject, {
@@ -143,6 +146,8 @@ export class ResponsesService {
     const rendered = renderRequest(provider, {
       history,
       images: () => undefined,
+      // Reasoning given back goes only to the provider that made it (A23).
+      ...(provider === "openai-responses" && signed.length > 0 ? { signed } : {}),
       options: {
         model: body.model,
         ...(system === undefined ? {} : { system }),
