@@ -346,6 +346,16 @@ describeEachDialect("Responses API request fields", (getDatabase) => {
     expect(await stubbed.rowCount(subject)).toBe(0);
   });
 
+  it("a function tool without a name is refused naming the name, not taken for a hosted tool", async () => {
+    const reply = await stubbed.post("/responses", {
+      model: "gpt-f",
+      input: "hi",
+      tools: [{ type: "function", parameters: { type: "object" } }],
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.where).toBe("body.tools[0].name");
+  });
+
   it("a field the API does not have is refused naming it (not dropped)", async () => {
     const reply = await stubbed.post("/responses", {
       model: "claude-f",

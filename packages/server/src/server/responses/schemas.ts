@@ -37,10 +37,11 @@ export const namespaceToolSchema = z.object({
 export const hostedToolSchema = z.looseObject({
   type: z
     .string()
-    .refine(
-      (type) => type !== "function" && type !== "custom" && type !== "namespace",
-      "a function, custom or namespace tool is not of this shape",
-    ),
+    .refine((type) => type !== "function" && type !== "custom" && type !== "namespace", {
+      error: "a function, custom or namespace tool is not of this shape",
+      // Aborts this branch, so the function, custom or namespace branch's own problem is reported.
+      abort: true,
+    }),
 });
 
 export const toolSchema = z.union([
