@@ -346,6 +346,45 @@ describeEachDialect("Responses API request fields", (getDatabase) => {
     expect(await stubbed.rowCount(subject)).toBe(0);
   });
 
+  it("a named-function tool_choice is mapped per provider; a custom tool elsewhere is a function tool whose call comes back as custom_tool_call", async () => {
+    const choice = { type: "function", name: "look" };
+    for (const model of MODELS) {
+      const reply = await stubbed.post("/responses", {
+        model,
+        input: "hi",
+        tools: [tool],
+        tool_choice: choice,
+      });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    }
+    expect(stubbed.lastSent("anthropic").tool_choice).toEqual({ type: "tool", name: "look" });
+    expect(stubbed.lastSent("openai-responses").tool_choice).toEqual(choice);
+    expect(stubbed.lastSent("gemini").toolConfig).toEqual({
+      functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["look"] },
+    });
+    expect(stubbed.lastSent("openrouter").tool_choice).toEqual({
+      type: "function",
+      function: { name: "look" },
+    });
+
+    stubbed.stubs.anthropic.script.push({
+      toolCalls: [{ id: "toolu_patch", name: "apply_patch", arguments: "{}" }],
+    });
+    const custom = await stubbed.post("/responses", {
+      model: "claude-f",
+      input: "patch",
+      tools: [{ type: "custom", name: "apply_patch", description: "patch" }],
+    });
+    expect(custom.status, JSON.stringify(custom.body)).toBe(200);
+    expect(stubbed.lastSent("anthropic").tools[0]).toMatchObject({
+      name: "apply_patch",
+      input_schema: { type: "object", properties: {} },
+    });
+    expect(custom.body.output).toContainEqual(
+      expect.objectContaining({ type: "custom_tool_call", name: "apply_patch", input: "{}" }),
+    );
+  });
+
   it("a function tool without a name is refused naming the name, not taken for a hosted tool", async () => {
     const reply = await stubbed.post("/responses", {
       model: "gpt-f",
