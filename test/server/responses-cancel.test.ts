@@ -12,15 +12,8 @@ import {
   type ControlledUpstream,
 } from "../support/controlled-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
+import { until } from "../support/until.js";
 import { testServer, type TestServer } from "../support/server.js";
-
-const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
 
 describeEachDialect("POST /v1/responses/:id/cancel", (getDatabase) => {
   let upstream: ControlledUpstream;

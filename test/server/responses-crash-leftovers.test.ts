@@ -21,18 +21,11 @@ import {
   uniqueName,
   type FreshDatabase,
 } from "../support/databases.js";
+import { until } from "../support/until.js";
 import { testServer } from "../support/server.js";
 
 const bin = new URL("../../bin/verbatim.js", import.meta.url).pathname;
 const LEASE_MS = 1500;
-
-const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 /** `verbatim serve` in a child process; resolves with its URL once it listens. */
 async function serveChild(
@@ -123,18 +116,22 @@ for (const dialect of testDialects) {
             .then((reply) => reply.text())
             .catch(() => "connection lost"),
         );
-        await until(() => upstream.requests.length >= before + 3);
+        await until(() => upstream.requests.length >= before + 3, 10_000, 20);
         let ids: string[] = [];
-        await until(async () => {
-          const rows = await fresh.database.db
-            .selectFrom("ai_gateway_messages")
-            .select("id")
-            .where("subject_uid", "=", subject)
-            .where("status", "=", "in_progress")
-            .execute();
-          ids = rows.map((row) => row.id);
-          return ids.length === 3;
-        });
+        await until(
+          async () => {
+            const rows = await fresh.database.db
+              .selectFrom("ai_gateway_messages")
+              .select("id")
+              .where("subject_uid", "=", subject)
+              .where("status", "=", "in_progress")
+              .execute();
+            ids = rows.map((row) => row.id);
+            return ids.length === 3;
+          },
+          10_000,
+          20,
+        );
         // Survives longer than a lease while its server lives: the lease is renewed.
         await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 1.5));
         expect((await statuses(ids)).map((row) => row.status)).toEqual(
@@ -145,7 +142,11 @@ for (const dialect of testDialects) {
         await killed.exited;
         await Promise.all(pending);
         const killedAt = Date.now();
-        await until(async () => (await statuses(ids)).every((row) => row.status !== "in_progress"));
+        await until(
+          async () => (await statuses(ids)).every((row) => row.status !== "in_progress"),
+          10_000,
+          20,
+        );
         // Ended within a lease and a renewal interval of the kill, by the running server.
         expect(Date.now() - killedAt).toBeLessThan(LEASE_MS * 2 + 1000);
         expect(await statuses(ids)).toEqual(

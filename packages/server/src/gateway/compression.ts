@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import { isWellFormedText } from "verbatim-llm/core";
-import { repairStoredText } from "verbatim-llm/core";
+import { VerbatimError, isWellFormedText, repairStoredText } from "verbatim-llm/core";
 import type { Block, Message } from "verbatim-llm/history";
 import type {
   CallerMetadata,

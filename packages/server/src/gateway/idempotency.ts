@@ -1,7 +1,5 @@
 import { z } from "zod";
-import { canonicalJsonText } from "verbatim-llm/core";
-import { VerbatimError } from "verbatim-llm/core";
-import { sha256Hex } from "verbatim-llm/core";
+import { canonicalJsonText, VerbatimError, sha256Hex } from "verbatim-llm/core";
 import type { Kysely } from "kysely";
 import type { StoreSchema } from "../store/schema.js";
 import { findIdempotencyKey } from "../store/repositories/gateway-idempotency.js";

@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
-import { isBlockList } from "verbatim-llm/history";
-import { blockSchema } from "verbatim-llm/history";
-import type { Block, Role } from "verbatim-llm/history";
+import { isBlockList, blockSchema, type Block, type Role } from "verbatim-llm/history";
 import type { ConversationRow } from "../store/repositories/gateway-conversations.js";
 import {
   EMPTY_METADATA_JSON,

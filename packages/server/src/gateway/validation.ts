@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { ErrorCode } from "verbatim-llm/core";
-import { VerbatimError } from "verbatim-llm/core";
 import {
+  type ErrorCode,
+  VerbatimError,
   describeStoredTextFault,
   findStoredTextFault,
   isStorableText,
@@ -9,9 +9,7 @@ import {
   storedTextFaultWhere,
   type StoredTextFault,
 } from "verbatim-llm/core";
-import { isBlockList } from "verbatim-llm/history";
-import { blockSchema, roleSchema } from "verbatim-llm/history";
-import type { Block } from "verbatim-llm/history";
+import { isBlockList, blockSchema, roleSchema, type Block } from "verbatim-llm/history";
 import {
   FINAL_STATUSES,
   ROLE_OF_TYPE,

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { VerbatimError } from "verbatim-llm/core";
-import { sha256Hex } from "verbatim-llm/core";
+import { VerbatimError, sha256Hex } from "verbatim-llm/core";
 import type { StoreDatabase } from "../store/index.js";
 import { queryTemplate } from "../store/query-template.js";
 

@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { VerbatimError } from "verbatim-llm/core";
-import { httpStatusOf } from "verbatim-llm/core";
+import { VerbatimError, httpStatusOf } from "verbatim-llm/core";
 import { errorReply, rawErrorResponse, sendError } from "./errors.js";
 
 /**

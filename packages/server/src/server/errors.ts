@@ -1,8 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { httpStatusOf } from "verbatim-llm/core";
-import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
+import { httpStatusOf, isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import { RequestValidationError, shareSchema } from "./zod-schemas.js";
 
 /**

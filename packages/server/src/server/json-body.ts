@@ -1,7 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { VerbatimError } from "verbatim-llm/core";
-import { safeParseStrictJson } from "verbatim-llm/core";
+import { VerbatimError, safeParseStrictJson } from "verbatim-llm/core";
 
 /**
  * The one body parser: `application/json` in UTF-8, read by verbatim's strict JSON parser. A

@@ -1,7 +1,7 @@
 import type { FastifySchemaCompiler } from "fastify";
 import { z, type ZodType } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
 import {
+  VerbatimError,
   describeStoredTextFault,
   findStoredTextFault,
   STORED_TEXT_HINT,

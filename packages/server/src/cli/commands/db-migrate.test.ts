@@ -8,8 +8,7 @@ import { freshDatabase, postgresUrl, testDialects } from "../../../../../test/su
 import { openDatabase } from "../../store/database.js";
 import { appliedMigrations } from "../../store/migrate.js";
 import { storeMigrations } from "../../store/migrations/index.js";
-import { bufferIO } from "verbatim-llm/cli";
-import { main } from "verbatim-llm/cli";
+import { bufferIO, main } from "verbatim-llm/cli";
 
 const run = promisify(execFile);
 const names = storeMigrations.map((migration) => migration.name);

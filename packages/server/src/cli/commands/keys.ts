@@ -2,8 +2,7 @@ import { createApiKey, revokeApiKey } from "../../server/api-keys.js";
 import { DEFAULT_DATABASE, openStore } from "../../server/serve.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import type { StoreDatabase } from "../../store/database.js";
-import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
-import type { CliIO } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, usageError, type Command, type CliIO } from "verbatim-llm/cli";
 
 async function withStore<T>(
   text: string,

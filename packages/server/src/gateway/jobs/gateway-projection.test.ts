@@ -1,7 +1,10 @@
 import { expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../../../../test/support/databases.js";
-import { modelVisibleJson, modelVisibleTrajectory } from "verbatim-llm/trajectory";
-import { projectGatewayMessagesToChatML } from "verbatim-llm/trajectory";
+import {
+  modelVisibleJson,
+  modelVisibleTrajectory,
+  projectGatewayMessagesToChatML,
+} from "verbatim-llm/trajectory";
 import { GatewayMessageStore } from "../message-store.js";
 
 describeEachDialect("projection of stored gateway messages", (getDatabase) => {

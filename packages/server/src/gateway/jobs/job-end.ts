@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { JsonValue } from "verbatim-llm/core";
+import { type JsonValue, isStorableText } from "verbatim-llm/core";
 import { updateJob, type JobRow } from "../../store/repositories/background-jobs.js";
 import { z } from "zod";
 import type { StoreDatabase } from "../../store/database.js";
@@ -8,7 +8,6 @@ import {
   insertWakeEvent,
 } from "../../store/repositories/background-job-wake-events.js";
 import { inTransaction } from "../../store/transaction.js";
-import { isStorableText } from "verbatim-llm/core";
 import { checkStoredText, idSchema, parseOrThrow } from "../validation.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { newId } from "../ids.js";

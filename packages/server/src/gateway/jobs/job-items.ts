@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
-import { canonicalJsonText } from "verbatim-llm/core";
-import { VerbatimError } from "verbatim-llm/core";
+import { canonicalJsonText, VerbatimError } from "verbatim-llm/core";
 import type { StoreSchema } from "../../store/schema.js";
 import type { TurnRow } from "../../store/repositories/background-jobs.js";
 import { reserveTurnPositions, updateTurn } from "../../store/repositories/background-jobs.js";
@@ -9,9 +8,13 @@ import {
   insertTurnItems,
   type TurnItemRow,
 } from "../../store/repositories/background-job-items.js";
-import { trajectoryItemSchema, type TrajectoryItem } from "verbatim-llm/trajectory";
-import { isClientItemKey, itemKeySchema } from "verbatim-llm/trajectory";
-import type { Sanitizer } from "verbatim-llm/trajectory";
+import {
+  trajectoryItemSchema,
+  type TrajectoryItem,
+  isClientItemKey,
+  itemKeySchema,
+  type Sanitizer,
+} from "verbatim-llm/trajectory";
 import { checkStoredText, parseOrThrow } from "../validation.js";
 import { notFound } from "./job-errors.js";
 import type { TurnItemInput } from "./job-types.js";

@@ -1,10 +1,12 @@
-import { VerbatimError } from "verbatim-llm/core";
-import { safeParseStrictJson } from "verbatim-llm/core";
+import { VerbatimError, safeParseStrictJson } from "verbatim-llm/core";
 import type { JobRow, TurnRow } from "../../store/repositories/background-jobs.js";
 import type { TurnItemRow } from "../../store/repositories/background-job-items.js";
 import type { WakeEventRow } from "../../store/repositories/background-job-wake-events.js";
-import { trajectoryItemSchema, type TrajectoryItem } from "verbatim-llm/trajectory";
-import type { StoredTurnItem } from "verbatim-llm/trajectory";
+import {
+  trajectoryItemSchema,
+  type TrajectoryItem,
+  type StoredTurnItem,
+} from "verbatim-llm/trajectory";
 import type {
   BackgroundAgentJob,
   JobStatus,

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import type { JsonValue } from "verbatim-llm/core";
+import { VerbatimError, type JsonValue, isStorableText } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/database.js";
 import { findConversation } from "../../store/repositories/gateway-conversations.js";
 import {
@@ -19,12 +18,16 @@ import { listJobItems, type TurnItemRow } from "../../store/repositories/backgro
 import { isUniqueViolation } from "../../store/errors.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
-import { projectTrajectoryToChatML } from "verbatim-llm/trajectory";
-import { modelVisibleTrajectory } from "verbatim-llm/trajectory";
-import { defaultSanitizer, type Sanitizer } from "verbatim-llm/trajectory";
-import type { ChatMLTrajectory, ModelVisibleTrajectory } from "verbatim-llm/trajectory";
+import {
+  projectTrajectoryToChatML,
+  modelVisibleTrajectory,
+  defaultSanitizer,
+  type Sanitizer,
+  type ChatMLTrajectory,
+  type ModelVisibleTrajectory,
+  type StoredTurnItem,
+} from "verbatim-llm/trajectory";
 import { newId } from "../ids.js";
-import { isStorableText } from "verbatim-llm/core";
 import {
   checkCallerMetadata,
   checkStoredText,
@@ -52,7 +55,6 @@ import type {
   WakeEvent,
 } from "./job-types.js";
 import type { Kysely } from "kysely";
-import type { StoredTurnItem } from "verbatim-llm/trajectory";
 
 export interface BackgroundAgentJobsOptions {
   /** Runs on every appended item (default: the default rules of src/trajectory). */

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import { isStorableText } from "verbatim-llm/core";
+import { VerbatimError, isStorableText } from "verbatim-llm/core";
 
 /** Opaque list cursors: the offset of the next page, base64url-encoded. */
 export function encodeCursor(offset: number): string {

@@ -1,5 +1,9 @@
-import { toolCallArgumentText, toolResultText } from "verbatim-llm/history";
-import type { Block, Message } from "verbatim-llm/history";
+import {
+  toolCallArgumentText,
+  toolResultText,
+  type Block,
+  type Message,
+} from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
 import type { Usage } from "verbatim-llm/pricing";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";

@@ -1,5 +1,4 @@
-import { VerbatimError } from "verbatim-llm/core";
-import type { JsonValue } from "verbatim-llm/core";
+import { VerbatimError, type JsonValue } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
 import type { ContentPart, InputItem, InputMessageItem } from "./input-schemas.js";

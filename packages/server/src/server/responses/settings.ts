@@ -1,5 +1,4 @@
-import { VerbatimError } from "verbatim-llm/core";
-import type { JsonObject, JsonValue } from "verbatim-llm/core";
+import { VerbatimError, type JsonObject, type JsonValue } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
 import type { CreateResponseBody } from "./schemas.js";
 

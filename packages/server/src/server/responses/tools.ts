@@ -1,5 +1,4 @@
-import { VerbatimError } from "verbatim-llm/core";
-import type { JsonObject } from "verbatim-llm/core";
+import { VerbatimError, type JsonObject } from "verbatim-llm/core";
 import type { ProviderId, ToolDefinition } from "verbatim-llm/providers";
 import type { z } from "zod";
 import type { customToolSchema, functionToolSchema, RequestTool } from "./schemas.js";
