@@ -1,11 +1,19 @@
 /**
  * The OpenAI Agents SDK (`@openai/agents` 0.20), unchanged, pointed at the server (issue 17):
  * a Runner continuing with previousResponseId, an agent with an outputType (structured output),
- * and a function tool whose output is content parts. The server runs on loopback; behind it is
+ * a function tool whose output is content parts, and an OpenAIConversationsSession shared by
+ * two runs. The server runs on loopback; behind it is
  * a stub model, a local server speaking the Anthropic wire format (not Anthropic), scripted
  * per test.
  */
-import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from "@openai/agents";
+import {
+  Agent,
+  OpenAIConversationsSession,
+  OpenAIProvider,
+  Runner,
+  setTracingDisabled,
+  tool,
+} from "@openai/agents";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { z } from "zod";
 import { describeEachDialect } from "../support/databases.js";
@@ -103,5 +111,41 @@ describeEachDialect("the Agents SDK against the server", (getDatabase) => {
     const error = await runner.run(agent, "Take a picture").catch((caught) => caught);
     expect(error).toBeInstanceOf(Error);
     expect(String(error.message)).toContain("input_image");
+  });
+
+  it("an OpenAIConversationsSession: two runs share the conversation, its items are listed", async () => {
+    const session = new OpenAIConversationsSession({
+      apiKey: stubbed.key,
+      baseURL: stubbed.baseUrl,
+    });
+    const agent = new Agent({ name: "Helper", instructions: "Be brief.", model: "claude-agents" });
+    anthropic().script.push({ text: "Noted." }, { text: "You said 7." });
+    const first = await runner.run(agent, "Remember 7.", { session });
+    expect(first.finalOutput).toBe("Noted.");
+    const conversationId = await session.getSessionId();
+    expect(conversationId).toMatch(/^conv_/);
+    const second = await runner.run(agent, "What did I say?", { session });
+    expect(second.finalOutput).toBe("You said 7.");
+    const sent = stubbed.lastSent("anthropic");
+    expect(sent.messages.map((message: { role: string }) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+    ]);
+    expect(JSON.stringify(sent.messages)).toContain("Remember 7.");
+    const items = await session.getItems();
+    expect(items.map((item) => ("role" in item ? item.role : item.type))).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    const texts = JSON.stringify(items);
+    for (const text of ["Remember 7.", "Noted.", "What did I say?", "You said 7."]) {
+      expect(texts).toContain(text);
+    }
+    const listed = await stubbed.get(`/conversations/${conversationId}/items?order=asc`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toHaveLength(4);
   });
 });
