@@ -4,6 +4,7 @@ import {
   errorCodeDefinition,
   errorCodeGroups,
   httpStatusOf,
+  registerErrorCodes,
 } from "./error-codes.js";
 import { VerbatimError, isVerbatimError } from "./errors.js";
 
@@ -33,7 +34,7 @@ describe("VerbatimError and the code registry", () => {
 
   it("registers every code once, in snake case, with a status, a meaning and a remedy", () => {
     const codes = allErrorCodes();
-    const grouped = Object.values(errorCodeGroups).flat();
+    const grouped = [...errorCodeGroups().values()].flat();
     expect(codes.length).toBe(grouped.length);
     for (const definition of codes) {
       expect(definition.code).toMatch(/^[a-z][a-z0-9_]*$/);
@@ -49,5 +50,42 @@ describe("VerbatimError and the code registry", () => {
     expect(httpStatusOf("path_not_found")).toBe(404);
     expect(httpStatusOf("internal_error")).toBe(500);
     expect(errorCodeDefinition("usage_error").code).toBe("usage_error");
+  });
+
+  it("knows only the library's own layers when the server package is not loaded (issue 16)", () => {
+    const groups = [...errorCodeGroups().keys()];
+    expect(groups).toContain("trajectory");
+    expect(groups.filter((group) => ["store", "gateway", "server"].includes(group))).toEqual([]);
+    expect(allErrorCodes().some((definition) => definition.code === "store_unreachable")).toBe(
+      false,
+    );
+    // The type knows the server's codes here (one program holds both packages); the run time
+    // does not, and says what to do.
+    expect(() => httpStatusOf("store_unreachable")).toThrow(
+      /store_unreachable is not registered: .*import it first/,
+    );
+  });
+
+  it("refuses a code registered twice and a group registered again with other codes", () => {
+    const before = allErrorCodes().length;
+    const general = errorCodeGroups().get("general") ?? [];
+    // The same group with the same codes again (a second copy of its package) changes nothing.
+    registerErrorCodes("general", general as never);
+    expect(allErrorCodes().length).toBe(before);
+    expect(() => registerErrorCodes("general", general.slice(1) as never)).toThrow(
+      /group "general" is registered twice with different codes/,
+    );
+    const stolen = [{ ...general[0], code: "invalid_json" }];
+    expect(() => registerErrorCodes("store", stolen as never)).toThrow(
+      /invalid_json is registered twice \(group "general" and group "store"\)/,
+    );
+    const twice = [general[0], general[0]];
+    expect(() => registerErrorCodes("gateway", twice as never)).toThrow(/registered twice/);
+    const badStatus = [{ ...general[0], code: "fresh_code", httpStatus: 200 }];
+    expect(() => registerErrorCodes("server", badStatus as never)).toThrow(
+      /fresh_code \(group "server", entry 0\) cannot be registered: its HTTP status/,
+    );
+    expect(allErrorCodes().length).toBe(before);
+    expect(errorCodeGroups().has("store")).toBe(false);
   });
 });

@@ -5,8 +5,9 @@ export {
   errorCodeDefinition,
   errorCodeGroups,
   httpStatusOf,
+  registerErrorCodes,
 } from "./error-codes.js";
-export type { ErrorCode } from "./error-codes.js";
+export type { ErrorCode, ErrorCodeGroups } from "./error-codes.js";
 export type { ErrorCodeDefinition } from "./codes/define.js";
 export { canonicalJsonBytes, canonicalJsonText } from "./canonical-json.js";
 export { decodeJsonBytes, parseStrictJson, safeParseStrictJson } from "./strict-json.js";

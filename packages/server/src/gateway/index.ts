@@ -1,3 +1,5 @@
+// The gateway layer's error codes, registered in verbatim-llm/core when this entry point loads.
+import "./error-codes.js";
 export { compressContext } from "./compression.js";
 export type { CompressInput } from "./compression.js";
 export { GatewayMessageStore } from "./message-store.js";

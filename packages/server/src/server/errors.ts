@@ -3,6 +3,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { httpStatusOf, isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import { RequestValidationError, shareSchema } from "./zod-schemas.js";
+// Every code a reply may carry: each layer's module registers its codes' statuses.
+import "../store/error-codes.js";
+import "../gateway/error-codes.js";
+import "./error-codes.js";
 
 /**
  * One error shape for every route (docs/errors.md): `{"error": {"code", "message", "where",

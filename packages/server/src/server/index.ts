@@ -2,6 +2,8 @@
  * verbatim/server: the HTTP server (docs/server.md): console routes, the Responses API, job
  * routes, the console page; `startServer` is what `verbatim serve` runs.
  */
+// The server layer's error codes (and, through errors.ts, those of store and gateway).
+import "./error-codes.js";
 export { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app.js";
 export type { ServerOptions } from "./app.js";
 export { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "./serve.js";

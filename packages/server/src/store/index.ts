@@ -1,3 +1,5 @@
+// The store layer's error codes, registered in verbatim-llm/core when this entry point loads.
+import "./error-codes.js";
 export { openDatabase } from "./database.js";
 export type { OpenDatabaseOptions, StoreDatabase } from "./database.js";
 export { describeLocation, parseDatabaseLocation } from "./location.js";

@@ -54,6 +54,8 @@ describeEachDialect("background agent jobs: items", (getDatabase) => {
     ).rejects.toMatchObject({
       code: "trajectory_item_key_conflict",
     });
+    // The gateway's entry point registers the gateway's codes (and their statuses).
+    await import("verbatim-llm-server/gateway");
     const { httpStatusOf } = await import("verbatim-llm/core");
     expect(httpStatusOf("trajectory_item_key_conflict")).toBe(409);
     const stored = await jobs.readTrajectory(subject, job.id);

@@ -1,7 +1,10 @@
-import { defineCodes } from "./define.js";
+import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
 
-/** Error codes of src/server. Add a code here, then run `npm run docs:generate`. */
-export const serverCodes = defineCodes([
+/**
+ * The error codes the server layer raises (docs/errors.md, group "server"). Add a code here, then
+ * run `npm run docs:generate`. Importing this module registers them (the entry point does).
+ */
+export const serverCodes = [
   {
     code: "invalid_request",
     httpStatus: 400,
@@ -178,4 +181,12 @@ export const serverCodes = defineCodes([
     meaning: "The API key given to `verbatim keys revoke` is not stored in this database.",
     remedy: "Check the key and the --db it was created in.",
   },
-]);
+] as const satisfies readonly ErrorCodeDefinition[];
+
+declare module "verbatim-llm/core" {
+  interface ErrorCodeGroups {
+    readonly server: typeof serverCodes;
+  }
+}
+
+registerErrorCodes("server", serverCodes);

@@ -1,7 +1,10 @@
-import { defineCodes } from "./define.js";
+import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
 
-/** Error codes of src/gateway. Add a code here, then run `npm run docs:errors`. */
-export const gatewayCodes = defineCodes([
+/**
+ * The error codes the gateway layer raises (docs/errors.md, group "gateway"). Add a code here, then
+ * run `npm run docs:generate`. Importing this module registers them (the entry point does).
+ */
+export const gatewayCodes = [
   {
     code: "gateway_input_invalid",
     httpStatus: 400,
@@ -110,4 +113,12 @@ export const gatewayCodes = defineCodes([
     remedy:
       "Use a new item key for a new item; repeat a key only to retry the same append (then it is idempotent).",
   },
-]);
+] as const satisfies readonly ErrorCodeDefinition[];
+
+declare module "verbatim-llm/core" {
+  interface ErrorCodeGroups {
+    readonly gateway: typeof gatewayCodes;
+  }
+}
+
+registerErrorCodes("gateway", gatewayCodes);

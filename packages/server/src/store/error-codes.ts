@@ -1,7 +1,10 @@
-import { defineCodes } from "./define.js";
+import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
 
-/** Error codes of src/store. Add a code here, then run `npm run docs:errors`. */
-export const storeCodes = defineCodes([
+/**
+ * The error codes the store layer raises (docs/errors.md, group "store"). Add a code here, then
+ * run `npm run docs:generate`. Importing this module registers them (the entry point does).
+ */
+export const storeCodes = [
   {
     code: "store_location_invalid",
     httpStatus: 400,
@@ -30,4 +33,12 @@ export const storeCodes = defineCodes([
       "The database holds a migration this version of verbatim does not know: it was written by a newer version.",
     remedy: "Upgrade verbatim to the version that wrote the database.",
   },
-]);
+] as const satisfies readonly ErrorCodeDefinition[];
+
+declare module "verbatim-llm/core" {
+  interface ErrorCodeGroups {
+    readonly store: typeof storeCodes;
+  }
+}
+
+registerErrorCodes("store", storeCodes);
