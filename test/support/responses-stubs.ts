@@ -6,6 +6,8 @@
  * Completions format (OpenRouter's endpoint).
  */
 import { sql } from "kysely";
+import OpenAI from "openai";
+import { afterAll, beforeAll } from "vitest";
 import type { ProviderId } from "../../packages/library/src/providers/index.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
@@ -95,4 +97,28 @@ export async function startStubbedServer(database: StoreDatabase): Promise<Stubb
       for (const stub of Object.values(stubs)) await stub.close();
     },
   };
+}
+
+/**
+ * A stubbed server for the tests of one describe block (started before them, closed after),
+ * with an `openai` client holding the subject's key and no retries.
+ */
+export function stubbedOpenAIClient(getDatabase: () => StoreDatabase): {
+  readonly stubbed: () => StubbedServer;
+  readonly client: () => OpenAI;
+} {
+  let stubbed: StubbedServer | undefined;
+  let client: OpenAI | undefined;
+  beforeAll(async () => {
+    stubbed = await startStubbedServer(getDatabase());
+    client = new OpenAI({ apiKey: stubbed.key, baseURL: stubbed.baseUrl, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await stubbed?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the stubbed server is not started");
+    return value;
+  };
+  return { stubbed: () => started(stubbed), client: () => started(client) };
 }

@@ -6,6 +6,7 @@ import {
 } from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
 import type { Usage } from "verbatim-llm/pricing";
+import type { ProviderId, RoundResult } from "verbatim-llm/providers";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
 export { inputToMessages, type NewMessage } from "./input.js";
@@ -221,4 +222,31 @@ export function responseObject(output: GatewayMessage, facts: ResponseFacts): Re
     metadata: { ...output.metadata.caller },
     conversation_id: output.conversationId,
   };
+}
+
+/** True for an upstream reasoning item this server can give back (an object, type reasoning). */
+function isReasoningItem(value: unknown): value is Extract<ResponseItem, { type: "reasoning" }> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const item = value as { type?: unknown; id?: unknown; summary?: unknown };
+  return item.type === "reasoning" && typeof item.id === "string" && Array.isArray(item.summary);
+}
+
+/**
+ * The response with the reasoning items its upstream returned, as received, in front of its
+ * output (as OpenAI orders them): only OpenAI Responses returns them, with `encrypted_content`
+ * when the request's `include` asked for it (passed on), so a client continuing without
+ * previous_response_id can give them back (docs/server.md, "Reasoning items"). They are the
+ * provider's material and never stored (A23): GET /v1/responses/:id does not return them.
+ */
+export function withReasoning(
+  response: ResponseObject,
+  result: RoundResult | undefined,
+  provider: ProviderId,
+): ResponseObject {
+  if (result === undefined || provider !== "openai-responses") return response;
+  const reasoning = result.signed.leading.flatMap((item: unknown) =>
+    isReasoningItem(item) ? [item] : [],
+  );
+  if (reasoning.length === 0 || response.status === "failed") return response;
+  return { ...response, output: [...reasoning, ...response.output] };
 }

@@ -173,7 +173,11 @@ export function inputToMessages(
         return;
       }
       case "reasoning":
-        reasoning.push(item as JsonValue);
+        // Without its encrypted content a reasoning item names an item of the upstream's own
+        // store, which holds none (this server sends store: false): it is not passed on.
+        if (typeof item.encrypted_content === "string" && item.encrypted_content !== "") {
+          reasoning.push(item as JsonValue);
+        }
         return;
     }
   });

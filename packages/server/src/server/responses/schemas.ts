@@ -163,8 +163,21 @@ export const outputFunctionCallOutputSchema = z.object({
   status: z.string(),
 });
 
+/**
+ * A reasoning item the upstream (OpenAI Responses) returned, as received: its summary, and its
+ * `encrypted_content` when the request's `include` asked for it. Given back in the answer to
+ * the request only (never stored, A23); the client sends it back as input to continue.
+ */
+export const outputReasoningItemSchema = z.looseObject({
+  type: z.literal("reasoning"),
+  id: z.string(),
+  summary: z.array(z.object({ type: z.string(), text })),
+  encrypted_content: z.string().nullish(),
+});
+
 export const responseItemSchema = z.union([
   outputMessageItemSchema,
+  outputReasoningItemSchema,
   outputFunctionCallSchema,
   outputCustomToolCallSchema,
   outputFunctionCallOutputSchema,

@@ -7,13 +7,21 @@ import {
   type StreamEvent,
 } from "verbatim-llm/providers";
 import { ResponseLeases } from "../../gateway/response-leases.js";
+import { RESPONSES_CHAIN_SEED } from "../../gateway/chain-matching.js";
+import { MessageChain } from "../../gateway/message-chains.js";
 import type { Sanitizer } from "verbatim-llm/trajectory";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";
 import { upstreamErrorSanitizer } from "../upstream/scrub.js";
 import { finishResponse, type StopCause } from "./finish.js";
 import { PartialAnswer } from "./partial-answer.js";
-import { callsOf, messageToItems, responseObject, type ResponseFacts } from "./convert.js";
+import {
+  callsOf,
+  messageToItems,
+  responseObject,
+  withReasoning,
+  type ResponseFacts,
+} from "./convert.js";
 import { inputToMessages, type NewMessage } from "./input.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
 import { echoedSettings, providerSettings } from "./settings.js";
@@ -224,9 +232,18 @@ export class ResponsesService {
       if (stopped !== undefined) throw error;
       throw upstreamFailure(error, this.#sanitizer);
     }
+    // Without previous_response_id or conversation the client sent its whole history: the
+    // longest stored prefix of it is continued (gateway/message-chains.ts).
+    const chain =
+      previousId === null && anchor.conversationId === undefined
+        ? new MessageChain(this.store.database, subject, RESPONSES_CHAIN_SEED, inputs)
+        : undefined;
     let stored: GatewayMessage[];
     try {
-      stored = await this.store.appendPrepared(prepared);
+      stored =
+        chain === undefined
+          ? await this.store.appendPrepared(prepared)
+          : await this.store.appendPreparedMatching(prepared, chain);
     } catch (error) {
       clientGone?.removeEventListener("abort", onClientGone);
       abort.abort();
@@ -269,6 +286,7 @@ export class ResponsesService {
           },
           this.#sanitizer,
         );
+        await chain?.answered(final);
         if (final.status === "failed" && sink === undefined) {
           // The plain client learns of the failure as an error, and that the inputs and the
           // failed response were stored.
@@ -282,7 +300,7 @@ export class ResponsesService {
             },
           );
         }
-        return responseObject(final, facts);
+        return withReasoning(responseObject(final, facts), result, provider);
       } finally {
         clientGone?.removeEventListener("abort", onClientGone);
         this.leases.release(output.id);

@@ -149,6 +149,11 @@ export class StreamingResponseWriter implements ResponseSink {
           part,
         });
         stream.send("response.output_item.done", { output_index: outputIndex, item });
+      } else if (item.type === "reasoning") {
+        // Reasoning items come whole from the upstream's answer (withReasoning, convert.ts).
+        const outputIndex = this.#nextIndex++;
+        stream.send("response.output_item.added", { output_index: outputIndex, item });
+        stream.send("response.output_item.done", { output_index: outputIndex, item });
       } else if (item.type === "function_call") {
         const open = this.#calls.get(item.call_id);
         const outputIndex = open?.outputIndex ?? this.#nextIndex++;

@@ -2,7 +2,7 @@ import type { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId, RoundResult, StreamEvent } from "verbatim-llm/providers";
 import type { GatewayMessage } from "../../gateway/index.js";
 import { newId } from "../../gateway/ids.js";
-import { responseObject, type ResponseFacts } from "./convert.js";
+import { responseObject, withReasoning, type ResponseFacts } from "./convert.js";
 import { storableBlocks } from "./repair.js";
 import type { ResponseObject } from "./schemas.js";
 
@@ -73,7 +73,7 @@ export async function runUnkept(run: UnkeptRun): Promise<ResponseObject> {
     );
   }
   const result = next.value;
-  return responseObject(
+  const response = responseObject(
     {
       ...base,
       status: result.stopReason === "max_tokens" ? "incomplete" : "completed",
@@ -90,4 +90,5 @@ export async function runUnkept(run: UnkeptRun): Promise<ResponseObject> {
     },
     run.facts,
   );
+  return withReasoning(response, result, run.provider);
 }
