@@ -17,7 +17,13 @@ export type { TrajectoryFileImport, TrajectorySource } from "./trajectories/rows
 export { importSweAgentTrajectory } from "./trajectories/swe-agent.js";
 export { importOpenHandsEvents, importOpenHandsResolver } from "./trajectories/openhands.js";
 export { importInspectLog } from "./trajectories/inspect.js";
-export { acceptsTrajectoryFile, importIntoRowsFile } from "./trajectories/rows-import.js";
+export {
+  acceptsTrajectoryFile,
+  importIntoRowsFile,
+  importTrajectoryFile,
+} from "./trajectories/rows-import.js";
+export { trajectoryJobs } from "./trajectories/jobs.js";
+export type { ImportedJob, ImportedJobTurn } from "./trajectories/jobs.js";
 export type { RowsImportReport, TurnOutcome } from "./trajectories/rows-import.js";
 export { EXPORT_FORMATS, exportLine } from "./export/training-lines.js";
 export type { ExportFormat, ExportOptions } from "./export/training-lines.js";

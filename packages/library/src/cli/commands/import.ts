@@ -33,14 +33,19 @@ function isConversationSource(source: string): source is ConversationSource {
 export const importCommand: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> [--json]",
+    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--json]",
   summary:
-    "Import Claude Code or Codex sessions into format-1 packages (one per conversation), or agent trajectories into stored rows; re-runs change nothing.",
+    "Import Claude Code or Codex sessions into format-1 packages or gateway chains (one per conversation), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,
       args,
-      { into: { type: "string" }, subject: { type: "string" }, json: { type: "boolean" } },
+      {
+        into: { type: "string" },
+        subject: { type: "string" },
+        as: { type: "string" },
+        json: { type: "boolean" },
+      },
       { min: 2, max: Number.MAX_SAFE_INTEGER },
     );
     const [source = "", ...paths] = positionals;
@@ -62,6 +67,14 @@ export const importCommand: Command = {
         "--subject goes with a database target (sqlite:<file> or postgres://…)",
       );
     }
+    // Outside a database, the target says it: a rows file holds jobs, a folder packages.
+    const asJob = into.endsWith(".jsonl");
+    if (values.as !== undefined && values.as !== (asJob ? "job" : "chain")) {
+      throw usageError(
+        this,
+        `--as ${values.as} does not go with --into ${into}: a rows file (.jsonl) takes jobs, a package folder conversations; --as chain|job chooses for a database target`,
+      );
+    }
     const json = values.json === true;
     const bar = !json && io === processIO && process.stderr.isTTY === true;
     const onProgress = bar
@@ -71,7 +84,7 @@ export const importCommand: Command = {
         }
       : {};
     // Codex also imports as a job trajectory (one turn per Codex turn) into a rows file.
-    if (!isConversationSource(source) || (source === "codex" && into.endsWith(".jsonl"))) {
+    if (!isConversationSource(source) || (source === "codex" && asJob)) {
       const trajectorySource = source as TrajectorySource;
       const files = await listSourceFiles(io.cwd, paths, (name) =>
         acceptsTrajectoryFile(trajectorySource, name),

@@ -32,6 +32,15 @@ export function acceptsTrajectoryFile(source: TrajectorySource, name: string): b
   return importers[source].accept(name);
 }
 
+/** Reads one trajectory file of a source into stored rows, with its record account. */
+export function importTrajectoryFile(
+  source: TrajectorySource,
+  file: string,
+  bytes: Uint8Array,
+): TrajectoryFileImport {
+  return importers[source].importFile(file, bytes);
+}
+
 export type TurnOutcome = "imported" | "unchanged" | "refused";
 
 export interface RowsImportReport {

@@ -4,7 +4,9 @@ import { VerbatimError, sha256Hex } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import {
   CONVERSATION_SOURCES,
+  ROWS_TARGET_SOURCES,
   acceptsFile,
+  acceptsTrajectoryFile,
   importConversationFile,
   leftOutTotals,
   listSourceFiles,
@@ -12,6 +14,7 @@ import {
   type FileAccount,
   type ImportedConversation,
   type LeftOutEntry,
+  type TrajectorySource,
 } from "verbatim-llm/interop";
 import {
   EXIT_CHECK_FAILED,
@@ -26,6 +29,7 @@ import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
 import { openDatabase } from "../../store/database.js";
 import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
+import { importJobsIntoDatabase } from "./import-database-jobs.js";
 
 /** What happened to one conversation in the store. */
 export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
@@ -212,26 +216,52 @@ export interface DatabaseImportReport {
  * each conversation becomes one chain of the subject in the gateway store (docs/interop.md).
  * The database is migrated first, as `verbatim serve` does.
  */
+/** How a source goes into a database: chains of the gateway store, or background-agent jobs. */
+function importMode(command: Command, source: string, as: string | undefined): "chain" | "job" {
+  const conversation = (CONVERSATION_SOURCES as readonly string[]).includes(source);
+  const trajectory = (ROWS_TARGET_SOURCES as readonly string[]).includes(source);
+  if (!conversation && !trajectory) {
+    throw usageError(
+      command,
+      `unknown source ${JSON.stringify(source)}: expected ${[...new Set([...CONVERSATION_SOURCES, ...ROWS_TARGET_SOURCES])].join(", ")}`,
+    );
+  }
+  if (as !== undefined && as !== "chain" && as !== "job")
+    throw usageError(command, `--as takes chain or job, not ${JSON.stringify(as)}`);
+  const mode = as ?? (conversation ? "chain" : "job");
+  if (mode === "chain" && !conversation)
+    throw usageError(command, `${source} imports as jobs only (--as job)`);
+  if (mode === "job" && !trajectory)
+    throw usageError(command, `${source} imports as chains only (--as chain)`);
+  return mode;
+}
+
+/**
+ * `verbatim import claude-code|codex <path…> --into sqlite:<file> | postgres://… --subject S`:
+ * each conversation becomes one chain of the subject in the gateway store; trajectory sources
+ * (and `codex --as job`) become background-agent jobs (docs/interop.md). The database is
+ * migrated first, as `verbatim serve` does.
+ */
 export const importDatabase: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--json]",
+    "claude-code|codex|swe-agent|openhands|inspect <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--as chain|job] [--json]",
   summary:
-    "Import Claude Code or Codex sessions into the gateway store, one chain per conversation.",
+    "Import Claude Code or Codex sessions into the gateway store (one chain per conversation), or agent trajectories as background-agent jobs.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,
       args,
-      { into: { type: "string" }, subject: { type: "string" }, json: { type: "boolean" } },
+      {
+        into: { type: "string" },
+        subject: { type: "string" },
+        as: { type: "string" },
+        json: { type: "boolean" },
+      },
       { min: 2, max: Number.MAX_SAFE_INTEGER },
     );
     const [source = "", ...paths] = positionals;
-    if (!(CONVERSATION_SOURCES as readonly string[]).includes(source)) {
-      throw usageError(
-        this,
-        `a database takes ${CONVERSATION_SOURCES.join(" or ")} (as chains), not ${JSON.stringify(source)}`,
-      );
-    }
+    const mode = importMode(this, source, values.as);
     const into = values.into ?? "";
     const subject = values.subject;
     if (subject === undefined || subject === "")
@@ -243,13 +273,26 @@ export const importDatabase: Command = {
     } catch (error) {
       throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
     }
-    const conversationSource = source as ConversationSource;
     const files = await listSourceFiles(io.cwd, paths, (name) =>
-      acceptsFile(conversationSource, name),
+      mode === "job"
+        ? acceptsTrajectoryFile(source as TrajectorySource, name)
+        : acceptsFile(source as ConversationSource, name),
     );
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
+      if (mode === "job") {
+        return await importJobsIntoDatabase({
+          database,
+          databaseName: describeLocation(location),
+          source: source as TrajectorySource,
+          subject,
+          files,
+          json: values.json === true,
+          io,
+        });
+      }
+      const conversationSource = source as ConversationSource;
       const store = new GatewayMessageStore(database);
       const startedAt = store.now();
       const report: DatabaseImportReport = {

@@ -108,6 +108,23 @@ export async function updateTurn(
     .execute();
 }
 
+/** The ids of the jobs a conversation of the subject owns, oldest first. */
+export async function listJobIdsOfConversation(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  conversationId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom("background_agent_jobs")
+    .select("id")
+    .where("conversation_id", "=", conversationId)
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 /** A job's turns in turn order. */
 export async function listTurns(
   db: Kysely<StoreSchema>,
