@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { BASE64_PATTERN, isWellFormedText } from "../core/bytes.js";
 import type { Message, ToolCallBlock, ToolResultBlock } from "./message.js";
+import { MIME_TYPE_PATTERN, SHA256_HEX_PATTERN } from "./patterns.js";
+
+export { MIME_TYPE_PATTERN, SHA256_HEX_PATTERN };
 
 /**
  * zod schemas of the message model, strict: an unknown key, an unknown block type or a value
  * of the wrong type is refused. Used wherever messages come in (archive files, HTTP bodies,
  * database rows).
  */
-export const SHA256_HEX_PATTERN = /^[0-9a-f]{64}$/;
-export const MIME_TYPE_PATTERN = /^[a-z]+\/[a-z0-9.+-]+$/;
 export const sha256HexSchema = z
   .string()
   .regex(SHA256_HEX_PATTERN, "expected 64 lowercase hex digits (SHA-256)");
