@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli } from "./run-cli.js";
@@ -63,15 +64,33 @@ describe(
       expect(run.packages).not.toContain("kysely");
     });
 
-    it("archive check loads the archive's modules only: zod (format 1 validation), no server", async () => {
+    it("archive check of a valid package loads no zod and no server; zod is loaded only to explain an unreadable one", async () => {
       const run = await runCli(["archive", "check", "test/fixtures/packages/Poster.silverpoint"], {
         recordPackages: true,
       });
       expect(run.code).toBe(0);
-      // The recorder sees lazily loaded packages: the format decoder's zod is among them.
-      expect(run.packages).toContain("zod");
-      for (const heavy of ["fastify", "kysely", "pg", "better-sqlite3", "pino"]) {
+      expect(run.stdout).toBe(
+        "test/fixtures/packages/Poster.silverpoint: readable, format 1, 5 history messages\n",
+      );
+      for (const heavy of ["zod", "fastify", "kysely", "pg", "better-sqlite3", "pino"]) {
         expect(run.packages).not.toContain(heavy);
+      }
+
+      const folder = mkdtempSync(join(tmpdir(), "verbatim-check-"));
+      try {
+        mkdirSync(join(folder, "agent"));
+        writeFileSync(
+          join(folder, "agent", "conversation.json"),
+          '{"formatVersion":1,"items":[{"id":"a","type":"user"}]}',
+        );
+        const unreadable = await runCli(["archive", "check", folder], { recordPackages: true });
+        expect(unreadable.code).toBe(1);
+        expect(unreadable.stderr).toBe(
+          `verbatim archive check: ${folder}: unreadable: agent/conversation.json cannot be read: $.items[0].text: missing; expected string\n`,
+        );
+        expect(unreadable.packages).toContain("zod");
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
       }
     });
   },
