@@ -77,6 +77,9 @@ async function seed(database: StoreDatabase): Promise<unknown[]> {
         position,
         message_sha256: hash,
         created_at: now,
+        message_id: null,
+        anchor_message_id: null,
+        anchor_count: null,
       }),
     );
     if (batch.length >= 8000) {
@@ -96,6 +99,9 @@ async function seed(database: StoreDatabase): Promise<unknown[]> {
       position,
       message_sha256: hashes[position] as string,
       created_at: now,
+      message_id: null,
+      anchor_message_id: null,
+      anchor_count: null,
     });
   }
   await insertChainNodes(database.db, batch);

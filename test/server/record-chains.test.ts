@@ -10,31 +10,7 @@ import { expect, it } from "vitest";
 import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
 import { RecordedCalls } from "../../packages/server/src/gateway/recorded-calls.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-
-type Step =
-  | { readonly kind: "extend"; readonly session: number; readonly text: string }
-  | { readonly kind: "retry"; readonly session: number }
-  | {
-      readonly kind: "fork";
-      readonly session: number;
-      readonly keep: number;
-      readonly text: string;
-    };
-
-const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({
-    kind: fc.constant("extend" as const),
-    session: fc.nat(3),
-    text: fc.string({ maxLength: 8 }),
-  }),
-  fc.record({ kind: fc.constant("retry" as const), session: fc.nat(3) }),
-  fc.record({
-    kind: fc.constant("fork" as const),
-    session: fc.nat(3),
-    keep: fc.nat(10),
-    text: fc.string({ maxLength: 8 }),
-  }),
-);
+import { sessionBatchesArbitrary } from "../support/session-steps.js";
 
 interface Message {
   readonly role: "user" | "assistant";
@@ -52,104 +28,97 @@ function wire(message: Message, style: number, last: boolean): unknown {
 describeEachDialect("recorded call chains", (getDatabase) => {
   it("random sessions with forks, retries and interleaved concurrent calls reconstruct the chains the clients had", async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.array(stepArbitrary, { minLength: 1, maxLength: 4 }), {
-          minLength: 1,
-          maxLength: 6,
-        }),
-        fc.nat(1000),
-        async (batches, style) => {
-          const recorder = new RecordedCalls(getDatabase());
-          const subject = uniqueName("subject");
-          const histories = new Map<number, Message[]>();
-          const sent = new Map<number, Message[][]>();
-          const conversationOf = new Map<number, Set<string>>();
-          let counter = 0;
-          for (const batch of batches) {
-            // The calls of one batch run at the same time (several per session possible).
-            const calls = batch.map((step) => {
-              const session = step.session;
-              let history = histories.get(session) ?? [
-                { role: "user" as const, text: `session ${session} of ${subject}` },
+      fc.asyncProperty(sessionBatchesArbitrary(10), fc.nat(1000), async (batches, style) => {
+        const recorder = new RecordedCalls(getDatabase());
+        const subject = uniqueName("subject");
+        const histories = new Map<number, Message[]>();
+        const sent = new Map<number, Message[][]>();
+        const conversationOf = new Map<number, Set<string>>();
+        let counter = 0;
+        for (const batch of batches) {
+          // The calls of one batch run at the same time (several per session possible).
+          const calls = batch.map((step) => {
+            const session = step.session;
+            let history = histories.get(session) ?? [
+              { role: "user" as const, text: `session ${session} of ${subject}` },
+            ];
+            if (step.kind === "extend") {
+              history = [
+                ...history,
+                { role: "assistant", text: `answer ${counter++}` },
+                { role: "user", text: step.text },
               ];
-              if (step.kind === "extend") {
-                history = [
-                  ...history,
-                  { role: "assistant", text: `answer ${counter++}` },
-                  { role: "user", text: step.text },
-                ];
-              } else if (step.kind === "fork") {
-                const keep = Math.max(1, Math.min(history.length, step.keep));
-                history = [
-                  ...history.slice(0, keep),
-                  { role: "user", text: `fork ${counter++} ${step.text}` },
-                ];
-              }
-              histories.set(session, history);
-              sent.set(session, [...(sent.get(session) ?? []), history]);
-              const messages = history.map((message, index) =>
-                wire(message, style + index + counter, index === history.length - 1),
-              );
-              const body = Buffer.from(JSON.stringify({ model: "m", messages }), "utf8");
-              return recorder
-                .record({
-                  subjectUid: subject,
-                  format: "anthropic-messages",
-                  path: "/v1/messages",
-                  model: "m",
-                  messages,
-                  requestHeaders: {},
-                  requestBody: body,
-                  statusCode: 200,
-                  responseHeaders: { "content-type": "application/json" },
-                  responseBody: Buffer.from("{}"),
-                  durationMs: 1,
-                })
-                .then((result) => {
-                  const set = conversationOf.get(session) ?? new Set<string>();
-                  set.add(result.conversationId);
-                  conversationOf.set(session, set);
-                });
-            });
-            await Promise.all(calls);
-          }
-          // One conversation per session, none shared between sessions.
-          const all = new Set<string>();
-          for (const [, set] of conversationOf) {
-            expect(set.size).toBe(1);
-            const [only] = [...set];
-            expect(all.has(only as string)).toBe(false);
-            all.add(only as string);
-          }
-          // Every history a client sent is a path of nodes of its conversation.
-          const db = getDatabase().db;
-          for (const [session, histories] of sent) {
-            const [conversation] = [...(conversationOf.get(session) ?? [])];
-            for (const history of histories) {
-              const hashes = prefixHashes(
-                "anthropic-messages",
-                history.map((message) => ({
-                  role: message.role,
-                  content: [{ type: "text", text: message.text }],
-                })),
-              );
-              const nodes = await db
-                .selectFrom("ai_gateway_chain_nodes")
-                .select(["prefix_sha256", "parent_prefix_sha256", "conversation_id", "position"])
-                .where("subject_uid", "=", subject)
-                .where("prefix_sha256", "in", hashes)
-                .orderBy("position")
-                .execute();
-              expect(nodes).toHaveLength(hashes.length);
-              nodes.forEach((node, index) => {
-                expect(node.conversation_id).toBe(conversation);
-                expect(node.position).toBe(index);
-                expect(node.parent_prefix_sha256).toBe(index === 0 ? null : hashes[index - 1]);
-              });
+            } else if (step.kind === "fork") {
+              const keep = Math.max(1, Math.min(history.length, step.keep));
+              history = [
+                ...history.slice(0, keep),
+                { role: "user", text: `fork ${counter++} ${step.text}` },
+              ];
             }
+            histories.set(session, history);
+            sent.set(session, [...(sent.get(session) ?? []), history]);
+            const messages = history.map((message, index) =>
+              wire(message, style + index + counter, index === history.length - 1),
+            );
+            const body = Buffer.from(JSON.stringify({ model: "m", messages }), "utf8");
+            return recorder
+              .record({
+                subjectUid: subject,
+                format: "anthropic-messages",
+                path: "/v1/messages",
+                model: "m",
+                messages,
+                requestHeaders: {},
+                requestBody: body,
+                statusCode: 200,
+                responseHeaders: { "content-type": "application/json" },
+                responseBody: Buffer.from("{}"),
+                durationMs: 1,
+              })
+              .then((result) => {
+                const set = conversationOf.get(session) ?? new Set<string>();
+                set.add(result.conversationId);
+                conversationOf.set(session, set);
+              });
+          });
+          await Promise.all(calls);
+        }
+        // One conversation per session, none shared between sessions.
+        const all = new Set<string>();
+        for (const [, set] of conversationOf) {
+          expect(set.size).toBe(1);
+          const [only] = [...set];
+          expect(all.has(only as string)).toBe(false);
+          all.add(only as string);
+        }
+        // Every history a client sent is a path of nodes of its conversation.
+        const db = getDatabase().db;
+        for (const [session, histories] of sent) {
+          const [conversation] = [...(conversationOf.get(session) ?? [])];
+          for (const history of histories) {
+            const hashes = prefixHashes(
+              "anthropic-messages",
+              history.map((message) => ({
+                role: message.role,
+                content: [{ type: "text", text: message.text }],
+              })),
+            );
+            const nodes = await db
+              .selectFrom("ai_gateway_chain_nodes")
+              .select(["prefix_sha256", "parent_prefix_sha256", "conversation_id", "position"])
+              .where("subject_uid", "=", subject)
+              .where("prefix_sha256", "in", hashes)
+              .orderBy("position")
+              .execute();
+            expect(nodes).toHaveLength(hashes.length);
+            nodes.forEach((node, index) => {
+              expect(node.conversation_id).toBe(conversation);
+              expect(node.position).toBe(index);
+              expect(node.parent_prefix_sha256).toBe(index === 0 ? null : hashes[index - 1]);
+            });
           }
-        },
-      ),
+        }
+      }),
       { numRuns: 12 },
     );
   });

@@ -216,12 +216,11 @@ describeEachDialect("the real Codex CLI against the server", (getDatabase) => {
     },
   );
 
-  // KNOWN GAP, expected to fail until it is built: Codex sends `store: false` and no
-  // `previous_response_id`; its second request carries the whole history again, and the server
-  // stores it as a new conversation. Chaining such calls by their item-by-item prefix (issue 17
-  // "State", issue 18) makes this pass; then turn `it.fails` into `it`.
-  it.fails(
-    "KNOWN GAP (store:false without previous_response_id is not chained yet): both model calls of the tool turn are stored as one chain",
+  // Codex sends `store: false` and no `previous_response_id`: its second request carries the
+  // whole history again, and the server continues the chain its first request stored (the
+  // longest stored prefix of its items, docs/server.md "Matching").
+  it(
+    "both model calls of the tool turn are stored as one chain (store: false, no previous_response_id)",
     { timeout: 120_000 },
     async () => {
       const { subject } = await runToolTurn();
@@ -232,6 +231,10 @@ describeEachDialect("the real Codex CLI against the server", (getDatabase) => {
       rows.slice(1).forEach((row, index) => {
         expect(row.previous_message_id).toBe(rows[index]?.id);
       });
+      // Nothing stored twice: one tool call, one tool result, one answer after it.
+      expect(rows.filter((row) => row.role === "tool")).toHaveLength(1);
+      expect(rows.filter((row) => row.content.includes("toolu_codex_1"))).toHaveLength(2);
+      expect(rows.filter((row) => row.role === "assistant")).toHaveLength(2);
     },
   );
 });

@@ -241,6 +241,19 @@ async function appendInOneStatement(
   return branchId === fork.id ? rows : rows.map((row) => ({ ...row, branch_id: branchId }));
 }
 
+/**
+ * Appends inside a transaction the caller opened and holds (a write that must be one with other
+ * statements, as matching a chain); no idempotency key. Returns the rows written.
+ */
+export async function appendWithinTransaction(
+  trx: Kysely<StoreSchema>,
+  plan: Omit<AppendPlan, "idempotency">,
+): Promise<readonly MessageRow[]> {
+  const outcome = await appendInTransaction(trx, plan);
+  if (outcome.replayed) throw new Error("an append without idempotency key was replayed");
+  return outcome.rows;
+}
+
 async function appendInTransaction(
   trx: Kysely<StoreSchema>,
   plan: AppendPlan,

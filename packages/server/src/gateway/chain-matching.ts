@@ -1,4 +1,5 @@
 import * as crypto from "node:crypto";
+import { toolCallArgumentText, toolResultText, type Block } from "verbatim-llm/history";
 
 /** SHA-256 in hex: the one-shot `crypto.hash` where Node has it (no Hash object per call). */
 const sha256: (text: string) => string =
@@ -79,4 +80,72 @@ export function prefixHashes(seed: string, messages: readonly unknown[]): string
     out.push(previous);
   }
   return out;
+}
+
+/** The seed of the Responses API's chains (/v1/responses without previous_response_id). */
+export const RESPONSES_CHAIN_SEED = "openai-responses";
+
+/** A message as the Responses matching sees it: a stored gateway message or a request's input. */
+export interface MatchableMessage {
+  readonly role: "user" | "assistant" | "tool" | "system";
+  readonly content: readonly Block[];
+  /** A `system` or `developer` input message (stored as a user message marked so). */
+  readonly inputRole?: "system" | "developer" | undefined;
+}
+
+/**
+ * The matching units of a message, as the Responses API's items (docs/server.md, "Matching"):
+ * a message item for its text (all text blocks joined, as the item gives them back) and the
+ * SHA-256 of its images, then one
+ * item per tool call and one per tool result. So a stored answer `[text, call, call]` and the
+ * items a client gives back for it (a `message`, then two `function_call`s, each its own input
+ * message) are the same units; a message with no text and no calls has none (an empty answer).
+ * Each unit is the text it is hashed on.
+ */
+export function responseUnits(message: MatchableMessage): string[] {
+  const units: string[] = [];
+  let text = "";
+  let hasText = false;
+  const images: string[] = [];
+  for (const block of message.content) {
+    if (block.type === "text") {
+      text += block.text;
+      hasText = true;
+    } else if (block.type === "image") {
+      images.push(block.sha256);
+    }
+  }
+  const role =
+    message.role === "assistant" || message.role === "tool"
+      ? message.role
+      : (message.inputRole ?? message.role);
+  if (hasText || images.length > 0) units.push(JSON.stringify(["message", role, text, ...images]));
+  for (const block of message.content) {
+    if (block.type === "toolCall") {
+      units.push(JSON.stringify(["call", block.id, block.name, toolCallArgumentText(block)]));
+    } else if (block.type === "toolResult") {
+      units.push(JSON.stringify(["result", block.callID, toolResultText(block)]));
+    }
+  }
+  return units;
+}
+
+/** Prefix hashes over unit texts (as `prefixHashes`), continuing from `previous` when given. */
+export function unitPrefixHashes(
+  seed: string,
+  units: readonly string[],
+  previous: string | null = null,
+): string[] {
+  const out: string[] = [];
+  let hash = previous ?? sha256(`verbatim-chain:${seed}`);
+  for (const unit of units) {
+    hash = sha256(`${hash}\n${unit}`);
+    out.push(hash);
+  }
+  return out;
+}
+
+/** SHA-256 (hex) of one unit's text. */
+export function unitHash(unit: string): string {
+  return sha256(unit);
 }

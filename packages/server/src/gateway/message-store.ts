@@ -18,7 +18,7 @@ import {
   type MessageRow,
 } from "../store/repositories/gateway-messages.js";
 import { inTransaction } from "../store/transaction.js";
-import { appendChain, type AppendPlan } from "./append.js";
+import { appendChain, appendWithinTransaction, type AppendPlan } from "./append.js";
 import {
   prepareAppend,
   type AppendInput,
@@ -58,6 +58,8 @@ import {
   type GatewayLimits,
 } from "./validation.js";
 import { z } from "zod";
+import type { Kysely } from "kysely";
+import type { StoreSchema } from "../store/schema.js";
 
 export type { AppendInput, AppendMessageInput, PreparedAppend } from "./prepare-append.js";
 
@@ -67,6 +69,30 @@ export interface FinishInput {
   readonly content?: readonly Block[];
   /** Facts known at the end (usage, provider response id), merged over those given at start. */
   readonly gateway?: GatewayFacts;
+}
+
+/** Where a matched write continues (`appendPreparedMatching`). */
+export interface MatchedAnchor {
+  /** The message to continue, or null to start a chain. */
+  readonly previousMessageId: string | null;
+  /** The conversation of the anchor (or of a new chain in it); a new one when absent. */
+  readonly conversationId?: string;
+  /** Leading messages of the write that are stored already: they are not written again. */
+  readonly storedMessages: number;
+  /** How far the matched anchor goes, in the matcher's own units. */
+  readonly coveredUnits?: number;
+}
+
+/** Decides, inside the write's transaction, where a write continues (gateway/message-chains). */
+export interface AppendMatcher {
+  match(transaction: Kysely<StoreSchema>): Promise<MatchedAnchor>;
+  /** Called in the same transaction with the messages the write stored (the skipped left out). */
+  written(
+    transaction: Kysely<StoreSchema>,
+    anchor: MatchedAnchor,
+    conversationId: string,
+    stored: readonly GatewayMessage[],
+  ): Promise<void>;
 }
 
 /** The model-visible context of an anchor: its chain from the start or the last summary. */
@@ -210,6 +236,53 @@ export class GatewayMessageStore {
       "append",
       { ...request, messages: prepared.messages },
     );
+  }
+
+  /**
+   * Writes an append `prepareAppend` checked whose anchor the matcher decides in the write's
+   * own transaction: its leading messages that are stored already are left out, the rest
+   * continue the matched anchor (gateway/message-chains.ts). The anchor and conversation the
+   * append was prepared with are not used. Returns the messages written.
+   */
+  async appendPreparedMatching(
+    prepared: PreparedAppend,
+    matcher: AppendMatcher,
+  ): Promise<GatewayMessage[]> {
+    const { subjectUid: subject, conversationMetadata } = prepared;
+    const now = this.#now();
+    const all = prepared.messages.map((message, index) => {
+      const lease = prepared.leases[index];
+      return lease === undefined
+        ? message
+        : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
+    });
+    const { rows, messages } = await inTransaction(this.database, async (trx) => {
+      const anchor = await matcher.match(trx);
+      const kept = all.slice(Math.min(anchor.storedMessages, all.length - 1));
+      const rows = await appendWithinTransaction(trx, {
+        subjectUid: subject,
+        conversationId: anchor.conversationId,
+        previousMessageId: anchor.previousMessageId,
+        messages: kept,
+        conversationMetadata,
+        now: now.toISOString(),
+      });
+      const written = rows.map((row, index) => {
+        const message = kept[index];
+        if (message === undefined) throw new Error("append stored more rows than messages");
+        return messageFromWrittenRow(row, message);
+      });
+      const conversationId = rows[0]?.conversation_id ?? "";
+      await matcher.written(trx, anchor, conversationId, written);
+      return { rows, messages: written };
+    });
+    messages.forEach((message, index) => {
+      const row = rows[index];
+      if (row === undefined) return;
+      if (message.status === "in_progress") this.#rememberStarted(message, row);
+      else this.#cacheRow(message, row);
+    });
+    return messages;
   }
 
   /**

@@ -135,6 +135,9 @@ export class RecordedCalls {
           position,
           message_sha256: messageHash(call.messages[position]),
           created_at: createdAt,
+          message_id: null,
+          anchor_message_id: null,
+          anchor_count: null,
         });
       }
       await insertChainNodes(db, nodes);

@@ -11,6 +11,12 @@ export interface ChainNodeTable {
   readonly position: number;
   readonly message_sha256: string;
   readonly created_at: string;
+  /** The stored gateway message holding this unit (migration 0010; null before). */
+  readonly message_id: string | null;
+  /** The deepest stored message this prefix covers whole: what a match here continues. */
+  readonly anchor_message_id: string | null;
+  /** Units the chain of `anchor_message_id` covers (0 with no anchor). */
+  readonly anchor_count: number | null;
 }
 
 /** One model call through a pass-through route, byte for byte. */

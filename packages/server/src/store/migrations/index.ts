@@ -7,6 +7,7 @@ import { responseLeasesMigration } from "./0006-response-leases.js";
 import { consoleSearchMigration } from "./0007-console-search.js";
 import { callerDeletionsMigration } from "./0008-caller-deletions.js";
 import { recordedCallsMigration } from "./0009-recorded-calls.js";
+import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -23,4 +24,5 @@ export const storeMigrations: readonly Migration[] = [
   consoleSearchMigration,
   callerDeletionsMigration,
   recordedCallsMigration,
+  chainNodeMessagesMigration,
 ];

@@ -25,6 +25,9 @@ const NODE_COLUMNS = [
   "position",
   "message_sha256",
   "created_at",
+  "message_id",
+  "anchor_message_id",
+  "anchor_count",
 ] as const;
 
 type Window = [string, string, string, string, string, string, string, string, string];
@@ -106,7 +109,18 @@ export async function findDeepestNode(
 }
 
 const insertChainNodeQuery = queryTemplate<
-  [string, string, string, string | null, number, string, string],
+  [
+    string,
+    string,
+    string,
+    string | null,
+    number,
+    string,
+    string,
+    string | null,
+    string | null,
+    number | null,
+  ],
   never
 >((db, slot) =>
   db
@@ -119,6 +133,9 @@ const insertChainNodeQuery = queryTemplate<
       position: slot(4),
       message_sha256: slot(5),
       created_at: slot(6),
+      message_id: slot(7),
+      anchor_message_id: slot(8),
+      anchor_count: slot(9),
     })
     .onConflict((conflict) => conflict.columns(["subject_uid", "prefix_sha256"]).doNothing()),
 );
@@ -139,11 +156,14 @@ export async function insertChainNodes(
         row.position,
         row.message_sha256,
         row.created_at,
+        row.message_id,
+        row.anchor_message_id,
+        row.anchor_count,
       );
     }
     return;
   }
-  const width = 7;
+  const width = NODE_COLUMNS.length;
   const perStatement = Math.floor(30_000 / width);
   for (let start = 0; start < rows.length; start += perStatement) {
     await db
