@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import {
   freshDatabase,
   postgresUrl,
@@ -9,9 +10,10 @@ import {
 
 /** What a test of a database target gets: the database, its `--into` text, and `verbatim`. */
 export interface DatabaseTarget {
-  readonly fresh: () => FreshDatabase;
+  /** The migrated database (opened in `beforeAll`: read it inside tests). */
+  readonly database: StoreDatabase;
   /** `sqlite:<file>` or the PostgreSQL URL (with its schema). */
-  readonly target: () => string;
+  readonly target: string;
   run(argv: string[]): Promise<{ code: number; out: string; err: string }>;
 }
 
@@ -36,9 +38,12 @@ export function describeDatabaseTargets(
         return fresh;
       };
       body({
-        fresh: opened,
-        target: () =>
-          dialect === "sqlite" ? `sqlite:${opened().locationText}` : opened().locationText,
+        get database() {
+          return opened().database;
+        },
+        get target() {
+          return dialect === "sqlite" ? `sqlite:${opened().locationText}` : opened().locationText;
+        },
         async run(argv) {
           const io = bufferIO();
           const code = await main(argv, io);

@@ -1,10 +1,9 @@
-import { expect, it, beforeAll } from "vitest";
+import { expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importClaudeCodeFile } from "../../packages/library/src/interop/index.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import type { FreshDatabase } from "../support/databases.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
 
@@ -12,235 +11,135 @@ interface Report {
   conversations: { name: string; outcome: string; lastMessageId?: string; messages: number }[];
 }
 
-describeDatabaseTargets(
-  "verbatim import claude-code|codex --into <database> --subject S",
-  ({ fresh: opened, target: into, run }) => {
-    let fresh: FreshDatabase;
-    let target = "";
-    beforeAll(() => {
-      fresh = opened();
-      target = into();
-    });
-
-    it("each conversation becomes one chain of the subject holding its history as imported", async () => {
-      const folder = `${fixturesRoot}claude-code/2.1-subagents`;
-      const result = await run([
-        "import",
-        "claude-code",
-        folder,
-        "--into",
-        target,
-        "--subject",
-        "alice",
-        "--json",
-      ]);
-      expect(result.code, result.err).toBe(0);
-      const report = JSON.parse(result.out) as Report;
-      expect(report.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
-      const store = new GatewayMessageStore(fresh.database);
-      for (const file of fixtureFiles("claude-code/2.1-subagents", ".jsonl")) {
-        for (const imported of importClaudeCodeFile(file, readFileSync(file)).conversations) {
-          const entry = report.conversations.find((candidate) => candidate.name === imported.name);
-          const chain = await store.readFullChain("alice", entry?.lastMessageId ?? "");
-          expect(
-            chain.map((message) => ({ role: message.role, content: message.content })),
-          ).toEqual(
-            imported.conversation.history.map((message) => ({
-              role: message.role,
-              content: message.content,
-            })),
-          );
-        }
+describeDatabaseTargets("verbatim import claude-code|codex --into <database> --subject S", (db) => {
+  const run = db.run;
+  const importJson = (source: string, path: string, subject: string) =>
+    run(["import", source, path, "--into", db.target, "--subject", subject, "--json"]);
+  it("each conversation becomes one chain of the subject holding its history as imported", async () => {
+    const folder = `${fixturesRoot}claude-code/2.1-subagents`;
+    const result = await importJson("claude-code", folder, "alice");
+    expect(result.code, result.err).toBe(0);
+    const report = JSON.parse(result.out) as Report;
+    expect(report.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
+    const store = new GatewayMessageStore(db.database);
+    for (const file of fixtureFiles("claude-code/2.1-subagents", ".jsonl")) {
+      for (const imported of importClaudeCodeFile(file, readFileSync(file)).conversations) {
+        const entry = report.conversations.find((candidate) => candidate.name === imported.name);
+        const chain = await store.readFullChain("alice", entry?.lastMessageId ?? "");
+        expect(chain.map((message) => ({ role: message.role, content: message.content }))).toEqual(
+          imported.conversation.history.map((message) => ({
+            role: message.role,
+            content: message.content,
+          })),
+        );
       }
-    });
+    }
+  });
 
-    it("re-running the import writes nothing; another subject gets chains of its own", async () => {
-      const folder = `${fixturesRoot}claude-code/2.1-subagents`;
-      const again = JSON.parse(
-        (
-          await run([
-            "import",
-            "claude-code",
-            folder,
-            "--into",
-            target,
-            "--subject",
-            "alice",
-            "--json",
-          ])
-        ).out,
-      ) as Report;
-      expect(again.conversations.map((entry) => entry.outcome)).toEqual(["unchanged", "unchanged"]);
-      const bob = JSON.parse(
-        (
-          await run([
-            "import",
-            "claude-code",
-            folder,
-            "--into",
-            target,
-            "--subject",
-            "bob",
-            "--json",
-          ])
-        ).out,
-      ) as Report;
-      expect(bob.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
-    });
+  it("re-running the import writes nothing; another subject gets chains of its own", async () => {
+    const folder = `${fixturesRoot}claude-code/2.1-subagents`;
+    const again = JSON.parse((await importJson("claude-code", folder, "alice")).out) as Report;
+    expect(again.conversations.map((entry) => entry.outcome)).toEqual(["unchanged", "unchanged"]);
+    const bob = JSON.parse((await importJson("claude-code", folder, "bob")).out) as Report;
+    expect(bob.conversations.map((entry) => entry.outcome)).toEqual(["imported", "imported"]);
+  });
 
-    it("the other branches of a session (rewinds, edits) are kept as forks where they leave the chain", async () => {
-      const file = `${fixturesRoot}claude-code/2.0-project-folder/-Users-user-project/b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl`;
-      const first = JSON.parse(
-        (
-          await run([
-            "import",
-            "claude-code",
-            file,
-            "--into",
-            target,
-            "--subject",
-            "carol",
-            "--json",
-          ])
-        ).out,
-      ) as {
-        conversations: { conversationId: string; forks?: number; outcome: string }[];
+  it("the other branches of a session (rewinds, edits) are kept as forks where they leave the chain", async () => {
+    const file = `${fixturesRoot}claude-code/2.0-project-folder/-Users-user-project/b3edadab-bca0-4054-9b41-f7ffa6941260.jsonl`;
+    const first = JSON.parse((await importJson("claude-code", file, "carol")).out) as {
+      conversations: { conversationId: string; forks?: number; outcome: string }[];
+    };
+    expect(first.conversations[0]).toMatchObject({ outcome: "imported", forks: 2 });
+    const store = new GatewayMessageStore(db.database);
+    const conversationId = first.conversations[0]?.conversationId ?? "";
+    const stored = await store.listMessages("carol", conversationId);
+    const again = JSON.parse((await importJson("claude-code", file, "carol")).out) as typeof first;
+    expect(again.conversations[0]).toMatchObject({ outcome: "unchanged", forks: 2 });
+    expect((await store.listMessages("carol", conversationId)).length).toBe(stored.length);
+    const imported = importClaudeCodeFile(file, readFileSync(file)).conversations[0];
+    expect(imported?.branches?.length).toBe(2);
+    expect(stored.length).toBeGreaterThan(imported?.conversation.history.length ?? 0);
+  });
+
+  it("a session that went on continues its chain (extended), keeping the messages stored before", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "verbatim-import-db-"));
+    try {
+      const file = join(folder, "55604662-cf2a-4331-851a-ec234028f8ca.jsonl");
+      const original = readFileSync(`${fixturesRoot}claude-code/2.1-real/short.jsonl`, "utf8");
+      writeFileSync(file, original);
+      const first = JSON.parse((await importJson("claude-code", file, "dave")).out) as Report;
+      expect(first.conversations[0]?.outcome).toBe("imported");
+      const lastLine = JSON.parse(original.trimEnd().split("\n").pop() ?? "{}") as {
+        uuid?: string;
+        sessionId?: string;
       };
-      expect(first.conversations[0]).toMatchObject({ outcome: "imported", forks: 2 });
-      const store = new GatewayMessageStore(fresh.database);
-      const conversationId = first.conversations[0]?.conversationId ?? "";
-      const stored = await store.listMessages("carol", conversationId);
-      const again = JSON.parse(
-        (
-          await run([
-            "import",
-            "claude-code",
-            file,
-            "--into",
-            target,
-            "--subject",
-            "carol",
-            "--json",
-          ])
-        ).out,
-      ) as typeof first;
-      expect(again.conversations[0]).toMatchObject({ outcome: "unchanged", forks: 2 });
-      expect((await store.listMessages("carol", conversationId)).length).toBe(stored.length);
-      const imported = importClaudeCodeFile(file, readFileSync(file)).conversations[0];
-      expect(imported?.branches?.length).toBe(2);
-      expect(stored.length).toBeGreaterThan(imported?.conversation.history.length ?? 0);
-    });
-
-    it("a session that went on continues its chain (extended), keeping the messages stored before", async () => {
-      const folder = mkdtempSync(join(tmpdir(), "verbatim-import-db-"));
-      try {
-        const file = join(folder, "55604662-cf2a-4331-851a-ec234028f8ca.jsonl");
-        const original = readFileSync(`${fixturesRoot}claude-code/2.1-real/short.jsonl`, "utf8");
-        writeFileSync(file, original);
-        const first = JSON.parse(
-          (
-            await run([
-              "import",
-              "claude-code",
-              file,
-              "--into",
-              target,
-              "--subject",
-              "dave",
-              "--json",
-            ])
-          ).out,
-        ) as Report;
-        expect(first.conversations[0]?.outcome).toBe("imported");
-        const lastLine = JSON.parse(original.trimEnd().split("\n").pop() ?? "{}") as {
-          uuid?: string;
-          sessionId?: string;
-        };
-        const more = [
-          {
-            type: "user",
-            uuid: "later-1",
-            parentUuid: lastLine.uuid,
-            sessionId: lastLine.sessionId,
-            message: { role: "user", content: "and then?" },
+      const more = [
+        {
+          type: "user",
+          uuid: "later-1",
+          parentUuid: lastLine.uuid,
+          sessionId: lastLine.sessionId,
+          message: { role: "user", content: "and then?" },
+        },
+        {
+          type: "assistant",
+          uuid: "later-2",
+          parentUuid: "later-1",
+          sessionId: lastLine.sessionId,
+          message: {
+            id: "msg_later",
+            role: "assistant",
+            content: [{ type: "text", text: "Then this." }],
           },
-          {
-            type: "assistant",
-            uuid: "later-2",
-            parentUuid: "later-1",
-            sessionId: lastLine.sessionId,
-            message: {
-              id: "msg_later",
-              role: "assistant",
-              content: [{ type: "text", text: "Then this." }],
-            },
-          },
-        ];
-        writeFileSync(file, original + more.map((line) => JSON.stringify(line)).join("\n") + "\n");
-        const second = JSON.parse(
-          (
-            await run([
-              "import",
-              "claude-code",
-              file,
-              "--into",
-              target,
-              "--subject",
-              "dave",
-              "--json",
-            ])
-          ).out,
-        ) as Report;
-        expect(second.conversations[0]?.outcome).toBe("extended");
-        const store = new GatewayMessageStore(fresh.database);
-        const chain = await store.readFullChain(
-          "dave",
-          second.conversations[0]?.lastMessageId ?? "",
-        );
-        const expected =
-          importClaudeCodeFile(file, readFileSync(file)).conversations[0]?.conversation.history ??
-          [];
-        expect(chain.map((message) => message.content)).toEqual(
-          expected.map((message) => message.content),
-        );
-        expect(chain[0]?.id).toBe(
-          (await store.readFullChain("dave", first.conversations[0]?.lastMessageId ?? ""))[0]?.id,
-        );
-      } finally {
-        rmSync(folder, { recursive: true, force: true });
-      }
-    });
-
-    it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {
-      const codex = await run([
-        "import",
-        "codex",
-        `${fixturesRoot}codex/0.129`,
-        "--into",
-        target,
-        "--subject",
-        "alice",
-      ]);
-      expect(codex.code, codex.err).toBe(0);
-      expect(codex.out).toMatch(/imported 2, extended 0/);
-      expect((await run(["import", "codex", fixturesRoot, "--into", target])).err).toMatch(
-        /--subject is required/,
+        },
+      ];
+      writeFileSync(file, original + more.map((line) => JSON.stringify(line)).join("\n") + "\n");
+      const second = JSON.parse((await importJson("claude-code", file, "dave")).out) as Report;
+      expect(second.conversations[0]?.outcome).toBe("extended");
+      const store = new GatewayMessageStore(db.database);
+      const chain = await store.readFullChain("dave", second.conversations[0]?.lastMessageId ?? "");
+      const expected =
+        importClaudeCodeFile(file, readFileSync(file)).conversations[0]?.conversation.history ?? [];
+      expect(chain.map((message) => message.content)).toEqual(
+        expected.map((message) => message.content),
       );
-      expect(
-        (
-          await run([
-            "import",
-            "swe-agent",
-            fixturesRoot,
-            "--into",
-            target,
-            "--subject",
-            "alice",
-            "--as",
-            "chain",
-          ])
-        ).code,
-      ).toBe(2);
-    });
-  },
-);
+      expect(chain[0]?.id).toBe(
+        (await store.readFullChain("dave", first.conversations[0]?.lastMessageId ?? ""))[0]?.id,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {
+    const codex = await run([
+      "import",
+      "codex",
+      `${fixturesRoot}codex/0.129`,
+      "--into",
+      db.target,
+      "--subject",
+      "alice",
+    ]);
+    expect(codex.code, codex.err).toBe(0);
+    expect(codex.out).toMatch(/imported 2, extended 0/);
+    expect((await run(["import", "codex", fixturesRoot, "--into", db.target])).err).toMatch(
+      /--subject is required/,
+    );
+    expect(
+      (
+        await run([
+          "import",
+          "swe-agent",
+          fixturesRoot,
+          "--into",
+          db.target,
+          "--subject",
+          "alice",
+          "--as",
+          "chain",
+        ])
+      ).code,
+    ).toBe(2);
+  });
+});

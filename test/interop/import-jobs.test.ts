@@ -1,4 +1,4 @@
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +9,6 @@ import {
 } from "../../packages/library/src/interop/index.js";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/index.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import type { FreshDatabase } from "../support/databases.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 import { testServer } from "../support/server.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
@@ -37,14 +36,8 @@ const sources: { source: TrajectorySource; folder: string; suffix: string; extra
 
 describeDatabaseTargets(
   "verbatim import <trajectory source> --into <database> --subject S: background-agent jobs",
-  ({ fresh: opened, target: into, run }) => {
-    let fresh: FreshDatabase;
-    let target = "";
-    beforeAll(() => {
-      fresh = opened();
-      target = into();
-    });
-
+  (db) => {
+    const run = db.run;
     async function importJson(argv: string[]): Promise<{ code: number; report: JobsReport }> {
       const result = await run([...argv, "--json"]);
       expect(result.err).toBe("");
@@ -59,7 +52,7 @@ describeDatabaseTargets(
           source,
           `${fixturesRoot}${folder}`,
           "--into",
-          target,
+          db.target,
           "--subject",
           subject,
           ...(extra ?? []),
@@ -73,7 +66,7 @@ describeDatabaseTargets(
           );
         expect(expected.length).toBeGreaterThan(0);
         expect(first.report.jobs.map((job) => job.outcome)).toEqual(expected.map(() => "imported"));
-        const jobs = new BackgroundAgentJobs(fresh.database);
+        const jobs = new BackgroundAgentJobs(db.database);
         for (const job of expected) {
           const entry = first.report.jobs.find((candidate) => candidate.sourceId === job.sourceId);
           const stored = await jobs.readTrajectory(subject, entry?.jobId ?? "");
@@ -91,7 +84,7 @@ describeDatabaseTargets(
             );
           });
           // The owning conversation names the source.
-          const conversation = await new GatewayMessageStore(fresh.database).getConversation(
+          const conversation = await new GatewayMessageStore(db.database).getConversation(
             subject,
             stored.job.conversationId,
           );
@@ -110,7 +103,7 @@ describeDatabaseTargets(
       try {
         const file = join(folder, "run.traj");
         copyFileSync(`${fixturesRoot}swe-agent/function_calling_simple.traj`, file);
-        const argv = ["import", "swe-agent", file, "--into", target, "--subject", "changed"];
+        const argv = ["import", "swe-agent", file, "--into", db.target, "--subject", "changed"];
         const first = await importJson(argv);
         expect(first.report.jobs[0]?.outcome).toBe("imported");
         const trajectory = JSON.parse(readFileSync(file, "utf8")) as {
@@ -126,7 +119,7 @@ describeDatabaseTargets(
           jobId: first.report.jobs[0]?.jobId,
         });
         expect(second.report.jobs[0]?.reason).toMatch(/never rewritten/);
-        const stored = await new BackgroundAgentJobs(fresh.database).readTrajectory(
+        const stored = await new BackgroundAgentJobs(db.database).readTrajectory(
           "changed",
           first.report.jobs[0]?.jobId ?? "",
         );
@@ -148,12 +141,12 @@ describeDatabaseTargets(
         // One item over the store's 4 MiB per item.
         if (firstMessage !== undefined) firstMessage.content = "x".repeat(5 * 1024 * 1024);
         writeFileSync(file, JSON.stringify(trajectory));
-        const argv = ["import", "swe-agent", file, "--into", target, "--subject", "cut-short"];
+        const argv = ["import", "swe-agent", file, "--into", db.target, "--subject", "cut-short"];
         const refused = await importJson(argv);
         expect(refused.code).toBe(1);
         expect(refused.report.jobs[0]).toMatchObject({ outcome: "refused" });
         expect(refused.report.jobs[0]?.reason).toMatch(/over 4194304 bytes/);
-        const jobs = new BackgroundAgentJobs(fresh.database);
+        const jobs = new BackgroundAgentJobs(db.database);
         expect((await jobs.getJob("cut-short", refused.report.jobs[0]?.jobId ?? "")).status).toBe(
           "cancelled",
         );
@@ -183,7 +176,7 @@ describeDatabaseTargets(
         "codex",
         file,
         "--into",
-        target,
+        db.target,
         "--subject",
         "console",
         "--as",
@@ -191,7 +184,7 @@ describeDatabaseTargets(
       ];
       const { report } = await importJson(argv);
       const jobId = report.jobs[0]?.jobId ?? "";
-      const server = await testServer(fresh.database);
+      const server = await testServer(db.database);
       try {
         const list = await server.app.inject({
           method: "GET",
@@ -238,7 +231,7 @@ describeDatabaseTargets(
         "swe-agent",
         `${fixturesRoot}swe-agent`,
         "--into",
-        target,
+        db.target,
         "--subject",
         "usage",
         "--as",
@@ -251,7 +244,7 @@ describeDatabaseTargets(
         "claude-code",
         `${fixturesRoot}claude-code/2.1-subagents`,
         "--into",
-        target,
+        db.target,
         "--subject",
         "usage",
         "--as",

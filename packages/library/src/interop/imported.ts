@@ -24,6 +24,10 @@ export interface ImportedConversation {
    * root: kept as forks by targets that have them (the gateway store); a package keeps one.
    */
   readonly branches?: readonly (readonly Message[])[];
+  /** A sub-agent's conversation: the source id of the session it ran in, and its agent id. */
+  readonly parent?: { readonly sourceId: string; readonly agentId: string };
+  /** A main conversation's sub-agents: agent id → the id of the tool call that ran it. */
+  readonly subagentCalls?: ReadonlyMap<string, string>;
 }
 
 /** What one source file gave: its conversations, what was left out, and the line account. */

@@ -133,7 +133,32 @@ function importThread(
     conversation: built.conversation,
     images: built.images,
     ...(branches.length === 0 ? {} : { branches }),
+    ...(thread.agentId === undefined
+      ? subagentCallsOf(thread)
+      : { parent: { sourceId: sessionId, agentId: thread.agentId } }),
   };
+}
+
+/**
+ * The sub-agents a main conversation ran: a `Task` (Agent) result line names its sub-agent in
+ * `toolUseResult.agentId` (Claude Code 2.x), beside the `tool_use_id` of the call it answers.
+ */
+function subagentCallsOf(thread: Thread): { subagentCalls?: ReadonlyMap<string, string> } {
+  const calls = new Map<string, string>();
+  for (const line of thread.lines) {
+    if (lineType(line) !== "user") continue;
+    const agent = stringOf(field(recordOf(field(line.value, "toolUseResult")), "agentId"));
+    if (agent === undefined || calls.has(agent)) continue;
+    for (const block of arrayOf(contentOf(line)) ?? []) {
+      const record = recordOf(block);
+      const callId = stringOf(field(record, "tool_use_id"));
+      if (stringOf(field(record, "type")) === "tool_result" && callId !== undefined) {
+        calls.set(agent, callId);
+        break;
+      }
+    }
+  }
+  return calls.size === 0 ? {} : { subagentCalls: calls };
 }
 
 /** The conversation along one path: its message lines, and every other line as before. */

@@ -29,6 +29,7 @@ import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
 import { openDatabase } from "../../store/database.js";
 import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
+import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
 
 /** What happened to one conversation in the store. */
@@ -71,6 +72,8 @@ export async function appendImportedChain(
   subject: string,
   imported: ImportedConversation,
   startedAt: string,
+  /** More metadata for the conversation when it is created (e.g. a sub-agent's parent). */
+  links: Readonly<Record<string, string>> = {},
 ): Promise<ChainImport> {
   const base = { name: imported.name, sourceId: imported.sourceId, file: imported.file };
   const history = imported.conversation.history;
@@ -82,16 +85,19 @@ export async function appendImportedChain(
       messages: 0,
     };
   }
-  const main = await appendMessagesFrom(
+  const chain: ChainWrite = {
     store,
     subject,
     imported,
-    "main",
-    history,
-    null,
-    undefined,
     startedAt,
-  );
+    metadata: {
+      source: imported.source,
+      source_id: imported.sourceId.slice(0, 200),
+      file: basename(imported.file).slice(0, 200),
+      ...links,
+    },
+  };
+  const main = await appendMessagesFrom(chain, "main", history, null, undefined);
   const conversationId = main.ids.length === 0 ? undefined : main.conversationId;
   // Other branches become forks where they leave the main history (B4: a continuation of an
   // earlier message starts a new branch of the same conversation).
@@ -100,14 +106,11 @@ export async function appendImportedChain(
     const shared = sharedPrefix(history, branch);
     if (shared === branch.length) continue;
     await appendMessagesFrom(
-      store,
-      subject,
-      imported,
+      chain,
       `branch-${index}`,
       branch.slice(shared),
       shared === 0 ? null : (main.ids[shared - 1] ?? null),
       conversationId,
-      startedAt,
     );
     forks++;
   }
@@ -157,16 +160,23 @@ function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
   return index;
 }
 
+/** What every write of one imported chain shares. */
+interface ChainWrite {
+  readonly store: GatewayMessageStore;
+  readonly subject: string;
+  readonly imported: ImportedConversation;
+  readonly startedAt: string;
+  /** The conversation's metadata, written with its first message. */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
 /** Appends messages after `previous` in writes of the store's limit; the stored ids in order. */
 async function appendMessagesFrom(
-  store: GatewayMessageStore,
-  subject: string,
-  imported: ImportedConversation,
+  { store, subject, imported, startedAt, metadata }: ChainWrite,
   label: string,
   messages: readonly Message[],
   previous: string | null,
   conversationId: string | undefined,
-  startedAt: string,
 ): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
   const ids: string[] = [];
   let written = 0;
@@ -179,15 +189,7 @@ async function appendMessagesFrom(
       ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
       messages: chunk.map((message) => ({ role: message.role, content: message.content })),
       idempotencyKey: writeKey(imported, `${label}.${part}.${anchor ?? ""}`, chunk),
-      ...(starts
-        ? {
-            conversationMetadata: {
-              source: imported.source,
-              source_id: imported.sourceId.slice(0, 200),
-              file: basename(imported.file).slice(0, 200),
-            },
-          }
-        : {}),
+      ...(starts ? { conversationMetadata: { ...metadata } } : {}),
     });
     for (const message of stored) {
       ids.push(message.id);
@@ -304,7 +306,8 @@ export const importDatabase: Command = {
         leftOut: [],
         unreadableFiles: [],
       };
-      for (const file of files) {
+      const links = new SubagentLinks();
+      for (const file of sessionsBeforeSubagents(files)) {
         let bytes: Uint8Array;
         try {
           bytes = await readFile(file);
@@ -321,7 +324,14 @@ export const importDatabase: Command = {
         for (const imported of result.conversations) {
           let outcome: ChainImport;
           try {
-            outcome = await appendImportedChain(store, subject, imported, startedAt);
+            outcome = await appendImportedChain(
+              store,
+              subject,
+              imported,
+              startedAt,
+              links.metadataFor(imported),
+            );
+            links.remember(imported, outcome.conversationId);
           } catch (error) {
             if (!(error instanceof VerbatimError)) throw error;
             outcome = {
