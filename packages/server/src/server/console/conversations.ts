@@ -1,15 +1,9 @@
-import { setTimeout as sleep, setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../gateway/index.js";
-import type { ChatMLMessage } from "verbatim-llm/history";
 import type { StoreDatabase } from "../../store/index.js";
-import {
-  projectGatewayMessagesToChatML,
-  modelVisibleTrajectory,
-  type ProjectedMessages,
-} from "verbatim-llm/trajectory";
 import { errorReplySchema } from "../errors.js";
 import { fitPageYielding } from "./fit-page.js";
 import {
@@ -27,7 +21,10 @@ import {
   latestMessageId,
   listConversations,
 } from "./queries.js";
-import { storedMessageReply, storedMessageSchema } from "./stored-message.js";
+import { projectInSlices } from "./project-in-slices.js";
+import { readConversationPage } from "./read-page.js";
+import { jsonWithArrayInSlices } from "./slices.js";
+import { storedMessageSchema } from "./stored-message.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -164,29 +161,6 @@ async function waitForMessages(
   }
 }
 
-/** Rows read in chunks with a turn of the event loop between them (reads are synchronous on SQLite). */
-const READ_CHUNK = 100;
-async function listInChunks(
-  store: GatewayMessageStore,
-  subject: string,
-  conversationId: string,
-  count: number,
-  offset: number,
-): Promise<GatewayMessage[]> {
-  const rows: GatewayMessage[] = [];
-  while (rows.length < count) {
-    const want = Math.min(READ_CHUNK, count - rows.length);
-    const chunk = await store.listMessages(subject, conversationId, {
-      limit: want,
-      offset: offset + rows.length,
-    });
-    rows.push(...chunk);
-    if (chunk.length < want) break;
-    await yieldToEventLoop();
-  }
-  return rows;
-}
-
 function notFound(id: string): VerbatimError {
   return new VerbatimError("resource_not_found", `no conversation ${id}`, {
     where: id,
@@ -280,7 +254,7 @@ export function registerConversationConsoleRoutes(
         response: { 200: messagesReplySchema, ...errors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params;
       const { view, limit, page_limit_bytes } = request.query;
       const subject = await conversationOwner(database, id);
@@ -310,36 +284,27 @@ export function registerConversationConsoleRoutes(
         if (view === "model-visible")
           modelInput = await modelInputOf(store, subject, context.messages);
       } else {
-        const page = await listInChunks(store, subject, id, limit + 1, offset);
+        const page = await readConversationPage(database, subject, id, {
+          limit: limit + 1,
+          offset,
+        });
         selected = page.slice(0, limit);
         more = page.length > limit;
       }
-      let projected: ProjectedMessages;
-      if (view === "stored") {
-        projected = {
-          messages: selected.map(storedMessageReply) as unknown as ChatMLMessage[],
-          metadata: { redacted: false, content_truncated: false },
-        };
-      } else {
-        const chatml = projectGatewayMessagesToChatML(
-          selected.map((message) => ({ role: message.role, content: message.content })),
-        );
-        projected =
-          view === "chatml"
-            ? { messages: chatml.messages, metadata: chatml.metadata }
-            : modelVisibleTrajectory(chatml);
-      }
+      const projected = await projectInSlices(view, selected);
       const page = await fitPageYielding(projected, page_limit_bytes);
-      return {
-        view,
-        conversation_id: id,
-        subject_uid: subject,
-        anchor,
-        messages: page.messages,
-        metadata: page.metadata,
-        next_cursor: more ? encodeCursor(offset + limit) : null,
-        ...(modelInput === undefined ? {} : { model_input: modelInput }),
-      };
+      // Sent as text serialized in slices: one JSON.stringify of a 1 MiB page blocks too long.
+      const text = await jsonWithArrayInSlices(
+        { view, conversation_id: id, subject_uid: subject, anchor },
+        "messages",
+        page.messages,
+        {
+          metadata: page.metadata,
+          next_cursor: more ? encodeCursor(offset + limit) : null,
+          ...(modelInput === undefined ? {} : { model_input: modelInput }),
+        },
+      );
+      return reply.type("application/json; charset=utf-8").send(text);
     },
   );
 }

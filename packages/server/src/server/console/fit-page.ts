@@ -1,6 +1,6 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProjectedMessages } from "verbatim-llm/trajectory";
+import { inSlices } from "./slices.js";
 
 /**
  * The page size limit of the console routes (SPEC B12, docs/server.md "Page size") without
@@ -18,8 +18,6 @@ interface Slot {
   get(): string;
   set(value: string): void;
 }
-
-const SLICE_MS = 4;
 
 /** Bytes of a string inside JSON (quotes excluded), as `JSON.stringify` writes it in UTF-8. */
 function escapedLength(text: string): number {
@@ -98,18 +96,6 @@ function slotsOf(message: Json, index: number, slots: Slot[]): void {
         get: () => fn["arguments"] as string,
         set: (value) => (fn["arguments"] = value),
       });
-    }
-  }
-}
-
-/** Runs `work(index)` for each index, yielding to the event loop every few milliseconds. */
-async function inSlices(count: number, work: (index: number) => void): Promise<void> {
-  let sliceStart = performance.now();
-  for (let index = 0; index < count; index++) {
-    work(index);
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
     }
   }
 }
