@@ -42,6 +42,21 @@ const forbidden = [
     to: { path: "^packages/server/" },
   },
   {
+    name: "sql-only-in-store",
+    severity: "error",
+    comment:
+      "Every SQL statement lives in packages/server/src/store (repositories): no other server source imports kysely's values (its types, for a transaction's handle, are allowed). The console's list queries (server/console/queries.ts) are the one file not moved yet.",
+    from: {
+      path: "^packages/server/src/",
+      pathNot: [
+        "^packages/server/src/store/",
+        "\\.test\\.ts$",
+        "^packages/server/src/server/console/queries\\.ts$",
+      ],
+    },
+    to: { path: "(^|/)node_modules/kysely/", dependencyTypesNot: ["type-only"] },
+  },
+  {
     name: "web-no-server-code",
     severity: "error",
     comment: "The console page talks HTTP only; it may import types, never server code.",
@@ -54,7 +69,8 @@ module.exports = {
   forbidden,
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "node_modules|dist" },
+    // Packages stay in the graph as leaves (not followed), so a rule can name one (kysely).
+    exclude: { path: "^packages/library/dist/|^packages/server/dist/|^dist/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { VerbatimError, sha256Hex } from "verbatim-llm/core";
 import type { StoreDatabase } from "../store/index.js";
-import { queryTemplate } from "../store/query-template.js";
+import {
+  findApiKeyState,
+  insertApiKey,
+  markApiKeyRevoked,
+} from "../store/repositories/api-keys.js";
 
 /**
  * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its
@@ -42,16 +46,13 @@ export async function createApiKey(
   checkSubjectUid(subjectUid);
   const key = KEY_PREFIX + randomBytes(32).toString("base64url");
   const createdAt = new Date().toISOString();
-  await database.db
-    .insertInto("verbatim_api_keys")
-    .values({
-      key_sha256: sha256Hex(key),
-      subject_uid: subjectUid,
-      key_prefix: key.slice(0, 10),
-      created_at: createdAt,
-      revoked_at: null,
-    })
-    .execute();
+  await insertApiKey(database.db, {
+    key_sha256: sha256Hex(key),
+    subject_uid: subjectUid,
+    key_prefix: key.slice(0, 10),
+    created_at: createdAt,
+    revoked_at: null,
+  });
   return { key, subjectUid, createdAt };
 }
 
@@ -68,11 +69,7 @@ export async function revokeApiKey(
   readonly alreadyRevoked: boolean;
 }> {
   const hash = sha256Hex(key.trim());
-  const row = await database.db
-    .selectFrom("verbatim_api_keys")
-    .select(["subject_uid", "revoked_at"])
-    .where("key_sha256", "=", hash)
-    .executeTakeFirst();
+  const row = await findApiKeyState(database.db, hash);
   if (row === undefined) {
     throw new VerbatimError("api_key_not_found", "this key is not stored in the database", {
       hint: "Check the key and the --db it was created in",
@@ -82,23 +79,9 @@ export async function revokeApiKey(
     return { subjectUid: row.subject_uid, revokedAt: row.revoked_at, alreadyRevoked: true };
   }
   const revokedAt = new Date().toISOString();
-  await database.db
-    .updateTable("verbatim_api_keys")
-    .set({ revoked_at: revokedAt })
-    .where("key_sha256", "=", hash)
-    .execute();
+  await markApiKeyRevoked(database.db, hash, revokedAt);
   return { subjectUid: row.subject_uid, revokedAt, alreadyRevoked: false };
 }
-
-const keyQuery = queryTemplate<
-  [string],
-  { readonly subject_uid: string; readonly revoked_at: string | null }
->((db, slot) =>
-  db
-    .selectFrom("verbatim_api_keys")
-    .select(["subject_uid", "revoked_at"])
-    .where("key_sha256", "=", slot(0)),
-);
 
 /**
  * The subject a live key acts for; undefined for unknown, malformed or revoked keys. Reads the
@@ -117,8 +100,7 @@ export async function subjectOfApiKeyHash(
   database: StoreDatabase,
   hash: string,
 ): Promise<string | undefined> {
-  const { rows } = await keyQuery.run(database.db, hash);
-  const row = rows[0];
+  const row = await findApiKeyState(database.db, hash);
   if (row === undefined || row.revoked_at !== null) return undefined;
   return row.subject_uid;
 }

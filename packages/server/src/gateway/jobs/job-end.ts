@@ -1,6 +1,10 @@
 import type { Kysely } from "kysely";
 import { type JsonValue, isStorableText } from "verbatim-llm/core";
-import { updateJob, type JobRow } from "../../store/repositories/background-jobs.js";
+import {
+  closeRunningTurnRows,
+  updateJob,
+  type JobRow,
+} from "../../store/repositories/background-jobs.js";
 import { z } from "zod";
 import type { StoreDatabase } from "../../store/database.js";
 import {
@@ -21,13 +25,7 @@ export async function closeRunningTurns(
   now: string,
   status: TurnStatus,
 ): Promise<void> {
-  await db
-    .updateTable("background_agent_job_turns")
-    .set({ status, updated_at: now })
-    .where("job_id", "=", job.id)
-    .where("subject_uid", "=", job.subject_uid)
-    .where("status", "=", "running")
-    .execute();
+  await closeRunningTurnRows(db, job.subject_uid, job.id, status, now);
 }
 
 /**

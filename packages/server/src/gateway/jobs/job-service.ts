@@ -11,6 +11,7 @@ import {
   lockJob,
   lockTurn,
   updateJob,
+  updateTurn,
   type JobRow,
   type TurnRow,
 } from "../../store/repositories/background-jobs.js";
@@ -341,11 +342,11 @@ export class BackgroundAgentJobs {
         throw stateConflict(`job ${job.id} is ${job.status}, not running`);
       const now = this.#time();
       const revised = { ...turn, revision: turn.revision + 1, status: "running", updated_at: now };
-      await db
-        .updateTable("background_agent_job_turns")
-        .set({ revision: revised.revision, status: "running", updated_at: now })
-        .where("id", "=", turn.id)
-        .execute();
+      await updateTurn(db, turn.subject_uid, turn.id, {
+        revision: revised.revision,
+        status: "running",
+        updated_at: now,
+      });
       const appended = await appendFresh(db, revised, fresh, now);
       return {
         turn: turnFromRow({ ...revised, item_count: turn.item_count + appended.length }),
@@ -365,11 +366,7 @@ export class BackgroundAgentJobs {
       if (turn.status !== "running")
         throw stateConflict(`turn ${turn.id} is ${turn.status}, not running`);
       const changes = { status, updated_at: this.#time() };
-      await db
-        .updateTable("background_agent_job_turns")
-        .set(changes)
-        .where("id", "=", turn.id)
-        .execute();
+      await updateTurn(db, turn.subject_uid, turn.id, changes);
       return turnFromRow({ ...turn, ...changes });
     });
   }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
-import { sql } from "kysely";
 import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
 import type { BackgroundAgentJobs } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
+import { findJobOwner, listJobsForConsole } from "../../store/repositories/console-jobs.js";
 import {
   projectTrajectoryToChatML,
   modelVisibleTrajectory,
@@ -117,38 +117,17 @@ export function registerJobConsoleRoutes(
     async (request) => {
       const { limit, subject_uid, status, conversation_id } = request.query;
       const offset = decodeCursor(request.query.cursor);
-      let query = database.db
-        .selectFrom("background_agent_jobs")
-        .select([
-          "id",
-          "subject_uid",
-          "conversation_id",
-          "status",
-          "attempts",
-          "retry_budget",
-          "created_at",
-          "updated_at",
-        ]);
-      if (subject_uid !== undefined) query = query.where("subject_uid", "=", subject_uid);
       const { subject_prefix, created_after, created_before } = request.query;
-      if (subject_prefix !== undefined) {
-        query = query.where(
-          sql<boolean>`subject_uid like ${startsWith(subject_prefix)} escape '\\'`,
-        );
-      }
-      if (created_after !== undefined)
-        query = query.where("created_at", ">=", instant(created_after));
-      if (created_before !== undefined)
-        query = query.where("created_at", "<", instant(created_before));
-      if (status !== undefined) query = query.where("status", "=", status);
-      if (conversation_id !== undefined)
-        query = query.where("conversation_id", "=", conversation_id);
-      const rows = await query
-        .orderBy("created_at", "desc")
-        .orderBy("id", "desc")
-        .limit(limit + 1)
-        .offset(offset)
-        .execute();
+      const rows = await listJobsForConsole(database.db, {
+        subjectUid: subject_uid,
+        subjectLikePattern: subject_prefix === undefined ? undefined : startsWith(subject_prefix),
+        createdAfter: created_after === undefined ? undefined : instant(created_after),
+        createdBefore: created_before === undefined ? undefined : instant(created_before),
+        status,
+        conversationId: conversation_id,
+        limit: limit + 1,
+        offset,
+      });
       return {
         data: rows.slice(0, limit).map((row) => ({
           ...row,
@@ -174,18 +153,14 @@ export function registerJobConsoleRoutes(
     },
     async (request) => {
       const { id } = request.params;
-      const owner = await database.db
-        .selectFrom("background_agent_jobs")
-        .select("subject_uid")
-        .where("id", "=", id)
-        .executeTakeFirst();
+      const owner = await findJobOwner(database.db, id);
       if (owner === undefined) {
         throw new VerbatimError("resource_not_found", `no job ${id}`, {
           where: id,
           hint: "List jobs with GET /background-agent-jobs",
         });
       }
-      const stored = await jobs.readTrajectory(owner.subject_uid, id);
+      const stored = await jobs.readTrajectory(owner, id);
       const rowsByTurn = new Map<string, StoredTurnItem[]>();
       for (const row of stored.rows) {
         const list = rowsByTurn.get(row.turn_id) ?? [];

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { sql } from "kysely";
 import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/index.js";
+import { pingDatabase } from "../../store/repositories/health.js";
 import { errorReplySchema } from "../errors.js";
 
 const healthReplySchema = z.object({
@@ -23,7 +23,7 @@ export function registerHealthRoutes(app: FastifyInstance, database: StoreDataba
     },
     async () => {
       try {
-        await sql`select 1`.execute(database.db);
+        await pingDatabase(database.db);
       } catch (error) {
         throw new VerbatimError("store_unreachable", "the database does not answer", {
           cause: error,

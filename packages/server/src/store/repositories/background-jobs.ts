@@ -161,3 +161,20 @@ export async function reserveTurnPositions(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** Ends the job's turns still running with `status` (a job that stops or retries). */
+export async function closeRunningTurnRows(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  jobId: string,
+  status: string,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable("background_agent_job_turns")
+    .set({ status, updated_at: now })
+    .where("job_id", "=", jobId)
+    .where("subject_uid", "=", subjectUid)
+    .where("status", "=", "running")
+    .execute();
+}

@@ -1,0 +1,62 @@
+import { sql, type Kysely } from "kysely";
+import type { StoreSchema } from "../schema.js";
+
+/** The console's filter of the job list; every field optional (docs/server.md, "Console"). */
+export interface ConsoleJobFilter {
+  readonly subjectUid?: string | undefined;
+  /** A `LIKE` pattern with `\` as its escape (the caller escapes the prefix's wildcards). */
+  readonly subjectLikePattern?: string | undefined;
+  /** ISO times: created at or after, and before. */
+  readonly createdAfter?: string | undefined;
+  readonly createdBefore?: string | undefined;
+  readonly status?: string | undefined;
+  readonly conversationId?: string | undefined;
+  readonly limit: number;
+  readonly offset: number;
+}
+
+/** Jobs of every subject, newest first, as the console lists them. */
+export async function listJobsForConsole(db: Kysely<StoreSchema>, filter: ConsoleJobFilter) {
+  let query = db
+    .selectFrom("background_agent_jobs")
+    .select([
+      "id",
+      "subject_uid",
+      "conversation_id",
+      "status",
+      "attempts",
+      "retry_budget",
+      "created_at",
+      "updated_at",
+    ]);
+  if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
+  if (filter.subjectLikePattern !== undefined) {
+    query = query.where(sql<boolean>`subject_uid like ${filter.subjectLikePattern} escape '\\'`);
+  }
+  if (filter.createdAfter !== undefined)
+    query = query.where("created_at", ">=", filter.createdAfter);
+  if (filter.createdBefore !== undefined)
+    query = query.where("created_at", "<", filter.createdBefore);
+  if (filter.status !== undefined) query = query.where("status", "=", filter.status);
+  if (filter.conversationId !== undefined)
+    query = query.where("conversation_id", "=", filter.conversationId);
+  return query
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .execute();
+}
+
+/** The subject that owns a job, whoever it is (the console reads every subject's jobs). */
+export async function findJobOwner(
+  db: Kysely<StoreSchema>,
+  jobId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("background_agent_jobs")
+    .select("subject_uid")
+    .where("id", "=", jobId)
+    .executeTakeFirst();
+  return row?.subject_uid;
+}
