@@ -8,4 +8,5 @@ export {
   type Command,
 } from "./command.js";
 export { bufferIO, processIO, type CliIO } from "./io.js";
+export { readInputFile } from "./paths.js";
 export type { ServerCommandName } from "./server-commands.js";

@@ -3,7 +3,13 @@ import type { Command } from "./command.js";
 
 /** The commands the server package adds to `verbatim` (docs/cli.md). */
 export type ServerCommandName =
-  "serve" | "keys create" | "keys revoke" | "db migrate" | "import database" | "cache-report";
+  | "serve"
+  | "keys create"
+  | "keys revoke"
+  | "db migrate"
+  | "import database"
+  | "export database"
+  | "cache-report";
 
 /** The package that holds them; looked up only when one of them runs. */
 const SERVER_PACKAGE = "verbatim-llm-server";

@@ -25,7 +25,7 @@ export {
 export { trajectoryJobs } from "./trajectories/jobs.js";
 export type { ImportedJob, ImportedJobTurn } from "./trajectories/jobs.js";
 export type { RowsImportReport, TurnOutcome } from "./trajectories/rows-import.js";
-export { EXPORT_FORMATS, exportLine } from "./export/training-lines.js";
+export { EXPORT_FORMATS, chatMLLine, exportLine } from "./export/training-lines.js";
 export type { ExportFormat, ExportOptions } from "./export/training-lines.js";
 export { exportPackages, findPackages } from "./export/export-packages.js";
 export type { ExportedPackage } from "./export/export-packages.js";

@@ -12,20 +12,41 @@ import {
   type Command,
 } from "../command.js";
 import { readInputFile } from "../paths.js";
+import { loadServerCommand } from "../server-commands.js";
 
 export const exportCommand: Command = {
   words: ["export"],
   usage:
-    "<package | folder of packages | rows.jsonl …> --to openai-jsonl|chatml-jsonl [--system FILE]",
+    "<package | folder of packages | rows.jsonl …> | --from sqlite:<file> | postgres://… --subject S (--conversation ID | --message ID | --job ID)… --to openai-jsonl|chatml-jsonl [--system FILE]",
   summary:
-    "Write each package's history (or each job turn of a rows file) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
+    "Write each package's history, conversation of a database or job turn (of a rows file or a database) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,
       args,
-      { to: { type: "string" }, system: { type: "string" } },
-      { min: 1, max: Number.MAX_SAFE_INTEGER },
+      {
+        to: { type: "string" },
+        system: { type: "string" },
+        from: { type: "string" },
+        subject: { type: "string" },
+        conversation: { type: "string", multiple: true },
+        message: { type: "string", multiple: true },
+        job: { type: "string", multiple: true },
+      },
+      { min: 0, max: Number.MAX_SAFE_INTEGER },
     );
+    if (values.from !== undefined) {
+      if (positionals.length > 0)
+        throw usageError(this, "name packages or --from a database, not both");
+      // The gateway store is the server package's: its command reads the database.
+      return (await loadServerCommand("export database")).run(args, io);
+    }
+    const databaseOnly = ["subject", "conversation", "message", "job"].filter(
+      (name) => values[name as keyof typeof values] !== undefined,
+    );
+    if (databaseOnly.length > 0)
+      throw usageError(this, `--${databaseOnly.join(", --")} go(es) with --from <database>`);
+    if (positionals.length === 0) throw usageError(this, "name packages, rows files or --from");
     const to = values.to;
     if (to === undefined) throw usageError(this, "--to is required");
     if (!(EXPORT_FORMATS as readonly string[]).includes(to)) {

@@ -97,9 +97,9 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     words: ["export"],
     usage:
-      "<package | folder of packages | rows.jsonl …> --to openai-jsonl|chatml-jsonl [--system FILE]",
+      "<package | folder of packages | rows.jsonl …> | --from sqlite:<file> | postgres://… --subject S (--conversation ID | --message ID | --job ID)… --to openai-jsonl|chatml-jsonl [--system FILE]",
     summary:
-      "Write each package's history (or each job turn of a rows file) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
+      "Write each package's history, conversation of a database or job turn (of a rows file or a database) as one JSON line, OpenAI fine-tuning or ChatML, to stdout; the same input gives the same bytes.",
     load: async () => (await import("./export.js")).exportCommand,
   },
   {
