@@ -279,10 +279,15 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
         [
           ...imports,
           `import { createLiveConversation } from "verbatim-llm/conversation";`,
-          `import { VerbatimError, isVerbatimError } from "verbatim-llm/core";`,
+          `import { VerbatimError, httpStatusOf, isVerbatimError } from "verbatim-llm/core";`,
           `const error: unknown = new VerbatimError("usage_error", "checked");`,
+          // The server package adds its layers' codes to ErrorCode (declaration merging in its
+          // .d.ts) and registers them when its entry points load; an unknown code is refused.
+          `const stored = new VerbatimError("store_unreachable", "a code of the server package");`,
+          `// @ts-expect-error -- not a code of either package`,
+          `export const unknown = () => new VerbatimError("no_such_code", "refused");`,
           `const modules: readonly object[] = [${libraryEntries.map((_, index) => `library${index}`).join(", ")}, ${serverEntries.map((_, index) => `server${index}`).join(", ")}];`,
-          `console.log(JSON.stringify({ modules: modules.length, branded: isVerbatimError(error), create: typeof createLiveConversation }));`,
+          `console.log(JSON.stringify({ modules: modules.length, branded: isVerbatimError(error), create: typeof createLiveConversation, storeStatus: httpStatusOf(stored.code) }));`,
         ].join("\n"),
       );
       const tsc = join(app, "node_modules", "typescript", "bin", "tsc");
@@ -296,6 +301,7 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
         modules: libraryEntries.length + serverEntries.length,
         branded: true,
         create: "function",
+        storeStatus: 503,
       });
     },
     120_000,
