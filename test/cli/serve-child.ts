@@ -7,6 +7,8 @@ export interface ServeChild {
   readonly url: string;
   /** What it printed on stdout so far. */
   readonly stdout: () => string;
+  /** What it printed on stderr so far. */
+  readonly stderr: () => string;
   readonly exited: Promise<number | null>;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
@@ -56,6 +58,7 @@ export async function startServeChild(
     child,
     url,
     stdout: () => out,
+    stderr: () => err,
     exited,
     stop: async () => {
       child.kill("SIGTERM");

@@ -21,7 +21,7 @@ import { RouteTable } from "./route-table.js";
 import { registerCallerRoutes } from "./routes/caller.js";
 import { registerConsoleRoutes } from "./routes/console.js";
 import { registerHealthRoutes } from "./routes/health.js";
-import { registerWebRoutes } from "./routes/web.js";
+import { registerMissingPageRoutes, registerWebRoutes } from "./routes/web.js";
 import {
   checkingIntervalMs,
   checkTimeouts,
@@ -56,8 +56,11 @@ export interface ServerOptions {
   readonly timeouts?: Partial<ServerTimeouts>;
   /** Upstream model providers for POST /v1/responses (default: none configured). */
   readonly upstream?: UpstreamConfig;
-  /** The built console page (dist/web); `false` serves none. */
-  readonly webRoot?: string | false;
+  /**
+   * The built console page (dist/web); `false` serves none; `{ missing }` answers the page's
+   * addresses with a page saying why there is none and how to build it.
+   */
+  readonly webRoot?: string | false | { readonly missing: string };
   /**
    * Bytes of parsed messages the server's message store keeps for context reads (default
    * 64 MiB; 0 turns the cache off; docs/store.md, "Message cache").
@@ -253,9 +256,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         recordRedact: options.recordRedact === true,
       });
     });
-    if (options.webRoot !== undefined && options.webRoot !== false) {
-      registerWebRoutes(app, options.webRoot);
-    }
+    if (typeof options.webRoot === "string") registerWebRoutes(app, options.webRoot);
+    else if (typeof options.webRoot === "object") registerMissingPageRoutes(app, options.webRoot);
   } catch (error) {
     // The listening connection must not outlive a server that was never returned.
     await keys.close();

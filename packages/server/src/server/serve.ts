@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import {
   openDatabase,
@@ -10,6 +9,7 @@ import {
   type DatabaseLocation,
   migrateDatabase,
 } from "../store/index.js";
+import { prepareConsolePage } from "./console-page.js";
 import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
   buildServer,
@@ -34,6 +34,8 @@ export interface StartServerOptions {
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly logger?: FastifyBaseLogger;
+  /** Where a line for the operator goes, e.g. that the console page is being built (stderr). */
+  readonly say?: (line: string) => void;
 }
 
 export interface RunningServer {
@@ -43,6 +45,8 @@ export interface RunningServer {
   readonly operatorToken: string;
   /** Whether the token was generated (not from VERBATIM_OPERATOR_TOKEN). */
   readonly generatedToken: boolean;
+  /** Why there is no console page at `/` (it answers with how to build it); undefined when served. */
+  readonly consolePageMissing: string | undefined;
   /** Stops accepting, finishes in-flight requests, then closes the database. */
   close(): Promise<void>;
 }
@@ -50,12 +54,6 @@ export interface RunningServer {
 export const DEFAULT_DATABASE = "./.verbatim/verbatim.sqlite";
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = "127.0.0.1";
-
-/** The built console page, when this checkout or package has one. */
-export function defaultWebRoot(): string | false {
-  const root = fileURLToPath(new URL("../../dist/web", import.meta.url));
-  return existsSync(resolve(root, "index.html")) ? root : false;
-}
 
 function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | false {
   const perMinute = wholeNumberFromEnv(env, "VERBATIM_RATE_LIMIT_PER_MINUTE");
@@ -114,6 +112,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
     recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
   };
+  const consolePage = await prepareConsolePage(
+    env,
+    options.cwd ?? process.cwd(),
+    options.say ?? (() => undefined),
+  );
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,
     options.cwd ?? process.cwd(),
@@ -129,7 +132,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       database,
       operatorToken,
       ...settings,
-      webRoot: defaultWebRoot(),
+      webRoot:
+        consolePage.root === false ? { missing: consolePage.missing ?? "" } : consolePage.root,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
     const host = options.host ?? DEFAULT_HOST;
@@ -145,6 +149,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       url: `http://${shownHost}:${port}`,
       operatorToken,
       generatedToken,
+      consolePageMissing: consolePage.root === false ? consolePage.missing : undefined,
       close: () => {
         closing ??= (async () => {
           // Stops accepting, waits for every handler, then drops connections left open by

@@ -1,5 +1,6 @@
 import pino from "pino";
 import { VerbatimError } from "verbatim-llm/core";
+import { BUILD_HINT } from "../../server/console-page.js";
 import { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "../../server/serve.js";
 import { upstreamConfigFromEnv } from "../../server/upstream/config.js";
 import {
@@ -109,6 +110,7 @@ export const serve: Command = {
         cwd: io.cwd,
         env: echo === undefined ? io.env : echoEnvironment(io.env, echo),
         logger,
+        say: (line) => io.stderr(`verbatim serve: ${line}\n`),
       });
     } catch (error) {
       await echo?.close();
@@ -122,7 +124,9 @@ export const serve: Command = {
     io.stdout(
       [
         `verbatim server listening on ${server.url}`,
-        `console page: ${server.url}/#token=${encodeURIComponent(server.operatorToken)}`,
+        server.consolePageMissing === undefined
+          ? `console page: ${server.url}/#token=${encodeURIComponent(server.operatorToken)}`
+          : `console page: none (${server.consolePageMissing}; ${server.url}/ says how to build it)`,
         `database: ${location.dialect} ${where}`,
         ...upstreamLines(echo, io.env),
         `operator token${server.generatedToken ? " (generated; set VERBATIM_OPERATOR_TOKEN to choose one)" : " (from VERBATIM_OPERATOR_TOKEN)"}:`,
@@ -130,6 +134,9 @@ export const serve: Command = {
         "",
       ].join("\n"),
     );
+    if (server.consolePageMissing !== undefined) {
+      io.stderr(`verbatim serve: ${server.consolePageMissing}. ${BUILD_HINT}\n`);
+    }
     const signal = await stopSignal;
     logger.info({ signal }, "shutting down: finishing in-flight requests");
     await server.close();

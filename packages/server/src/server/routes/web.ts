@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
+import { missingPageHtml } from "../console-page.js";
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -17,6 +18,28 @@ function notFound(path: string): VerbatimError {
   return new VerbatimError("route_not_found", `no file ${path}`, {
     hint: "The console page is at /",
   });
+}
+
+/** The console page's own addresses (docs/console.md, "Addresses"). */
+const PAGE_PATHS = ["/", "/conversations", "/conversations/*", "/jobs", "/jobs/*"];
+
+/**
+ * No console page to serve (not built, and not buildable here): its addresses answer with a
+ * page saying so and how to build it, rather than a bare 404.
+ */
+export function registerMissingPageRoutes(
+  app: FastifyInstance,
+  page: { readonly missing: string },
+): void {
+  const html = missingPageHtml(page.missing);
+  for (const path of PAGE_PATHS) {
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .code(503)
+        .type(CONTENT_TYPES[".html"] ?? "text/html")
+        .send(html),
+    );
+  }
 }
 
 /**
@@ -48,9 +71,7 @@ export function registerWebRoutes(app: FastifyInstance, webRoot: string): void {
   // which opens what the address names.
   const page = async (_request: unknown, reply: FastifyReply) =>
     reply.type(CONTENT_TYPES[".html"] ?? "text/html").send(await load("index.html"));
-  for (const path of ["/", "/conversations", "/conversations/*", "/jobs", "/jobs/*"]) {
-    app.get(path, { schema: { hide: true } }, page);
-  }
+  for (const path of PAGE_PATHS) app.get(path, { schema: { hide: true } }, page);
   app.get<{ Params: { "*": string } }>(
     "/assets/*",
     { schema: { hide: true } },
