@@ -1,7 +1,8 @@
 /**
  * The OpenAI Agents SDK (`@openai/agents` 0.20), unchanged, pointed at the server (issue 17):
  * a Runner continuing with previousResponseId, an agent with an outputType (structured output),
- * a function tool whose output is content parts, and an OpenAIConversationsSession shared by
+ * a function tool whose output is content parts, a tool returning an image, and an
+ * OpenAIConversationsSession shared by
  * two runs. The server runs on loopback; behind it is
  * a stub model, a local server speaking the Anthropic wire format (not Anthropic), scripted
  * per test.
@@ -92,7 +93,9 @@ describeEachDialect("the Agents SDK against the server", (getDatabase) => {
     expect(JSON.stringify(stubbed.lastSent("anthropic").messages)).toContain("Oslo: 3 degrees");
   });
 
-  it("a tool returning an image is refused with a 400 naming the output part (images are not stored)", async () => {
+  it("a tool returning an image: the image reaches the model after the tool's result", async () => {
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
     const agent = new Agent({
       name: "Camera",
       model: "claude-agents",
@@ -101,16 +104,22 @@ describeEachDialect("the Agents SDK against the server", (getDatabase) => {
           name: "snapshot",
           description: "Takes a picture",
           parameters: z.object({}),
-          execute: async () => ({ type: "image", image: "data:image/png;base64,iVBORw0KGgo=" }),
+          execute: async () => ({ type: "image", image: `data:image/png;base64,${png}` }),
         }),
       ],
     });
-    anthropic().script.push({
-      toolCalls: [{ id: "toolu_image", name: "snapshot", arguments: "{}" }],
+    anthropic().script.push(
+      { toolCalls: [{ id: "toolu_image", name: "snapshot", arguments: "{}" }] },
+      { text: "A single pixel." },
+    );
+    const result = await runner.run(agent, "Take a picture");
+    expect(result.finalOutput).toBe("A single pixel.");
+    const last = stubbed.lastSent("anthropic").messages.at(-1);
+    expect(last.content[0]).toMatchObject({ type: "tool_result" });
+    expect(last.content[1]).toMatchObject({
+      type: "image",
+      source: { type: "base64", media_type: "image/png", data: png },
     });
-    const error = await runner.run(agent, "Take a picture").catch((caught) => caught);
-    expect(error).toBeInstanceOf(Error);
-    expect(String(error.message)).toContain("input_image");
   });
 
   it("an OpenAIConversationsSession: two runs share the conversation, its items are listed", async () => {

@@ -2,7 +2,7 @@
  * The input items real clients send (issue 17): system and developer messages (Codex sends its
  * instructions as developer messages; the AI SDK sends `system:` as one), refusal parts,
  * function_call_output with content parts, item_reference (the AI SDK's second turn), reasoning
- * items given back, and the clear refusal of images and files. The server runs on loopback with
+ * items given back, and the clear refusal of file ids and files. The server runs on loopback with
  * a stub model behind it: local servers speaking each provider's wire format
  * (test/support/responses-stubs.ts), not the providers.
  */
@@ -123,17 +123,15 @@ describeEachDialect("Responses API input items", (getDatabase) => {
     expect(sent).toContain("line one\\nline two");
   });
 
-  it("input_image and input_file are refused naming the part (URL, data URL, file_id); nothing is written", async () => {
+  it("an input_image file_id, an input_file and image bytes that are no image are refused naming the part; nothing is written", async () => {
     const subject = uniqueName("images");
     const { key } = await stubbed.server.apiKeyFor(subject);
     const before = stubbed.stubs.anthropic.requests.length;
-    const parts = [
-      { type: "input_image", image_url: "https://example.com/cat.png" },
-      { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" },
-      { type: "input_image", file_id: "file-abc" },
-      { type: "input_file", file_id: "file-abc" },
+    const parts: [Record<string, unknown>, string][] = [
+      [{ type: "input_image", file_id: "file-abc" }, "body.input[0].content[1].file_id"],
+      [{ type: "input_file", file_id: "file-abc" }, "body.input[0].content[1]"],
     ];
-    for (const part of parts) {
+    for (const [part, where] of parts) {
       const reply = await stubbed.post(
         "/responses",
         {
@@ -143,8 +141,8 @@ describeEachDialect("Responses API input items", (getDatabase) => {
         key,
       );
       expect(reply.status).toBe(400);
-      expect(reply.body.error.where).toBe("body.input[0].content[1]");
-      expect(reply.body.error.message).toContain(part.type);
+      expect(reply.body.error.where).toBe(where);
+      expect(reply.body.error.message).toContain(part["type"]);
     }
     const fileReply = await stubbed.post(
       "/responses",
@@ -162,7 +160,7 @@ describeEachDialect("Responses API input items", (getDatabase) => {
       key,
     );
     expect(fileReply.status).toBe(400);
-    expect(fileReply.body.error.where).toBe("body.input[1].output[0]");
+    expect(fileReply.body.error.where).toBe("body.input[1].output[0].image_url");
     expect(await stubbed.rowCount(subject)).toBe(0);
     expect(stubbed.stubs.anthropic.requests.length).toBe(before);
   });

@@ -102,6 +102,20 @@ export interface GatewayCallerDeletionTable {
   readonly deleted_at: string;
 }
 
+/**
+ * The bytes of an image stored messages show, per subject, named by their SHA-256 (hex) as the
+ * messages' `image` blocks name them (migration 0011).
+ */
+export interface GatewayImageTable {
+  readonly subject_uid: string;
+  readonly sha256: string;
+  readonly mime_type: string;
+  readonly byte_count: number;
+  /** The bytes as standard base64 with padding. */
+  readonly data_base64: string;
+  readonly created_at: string;
+}
+
 /** A server API key (src/server): only its SHA-256 is stored; it acts for one subject. */
 export interface ApiKeyTable {
   readonly key_sha256: string;
@@ -119,6 +133,7 @@ export interface StoreSchema {
   readonly ai_gateway_messages: GatewayMessageTable;
   readonly ai_gateway_idempotency_keys: GatewayIdempotencyKeyTable;
   readonly ai_gateway_caller_deletions: GatewayCallerDeletionTable;
+  readonly ai_gateway_images: GatewayImageTable;
   readonly verbatim_api_keys: ApiKeyTable;
   readonly background_agent_jobs: BackgroundAgentJobTable;
   readonly background_agent_job_turns: BackgroundAgentJobTurnTable;

@@ -1,6 +1,7 @@
 import { VerbatimError, type JsonValue } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
 import type { GatewayMessage } from "../../gateway/index.js";
+import type { HeldImage } from "../../gateway/images.js";
 import type { ContentPart, InputItem, InputMessageItem } from "./input-schemas.js";
 import type { CreateResponseBody } from "./schemas.js";
 
@@ -11,8 +12,8 @@ import type { CreateResponseBody } from "./schemas.js";
  * provider's system slot (context.ts); a function or custom tool call is an assistant tool call,
  * its output a tool message; an `item_reference` is the stored item it names (resolved in the
  * caller's own store beforehand); a reasoning item given back is provider material, never
- * stored (A23), and is skipped. Images and files are refused clearly: this server does not keep
- * their bytes.
+ * stored (A23), and is skipped. An image part is an `image` block naming the bytes
+ * input-images.ts read (kept in the gateway's image store); a file part is refused clearly.
  */
 export interface NewMessage {
   readonly role: "user" | "assistant" | "tool";
@@ -29,22 +30,40 @@ export interface NewMessage {
 /** The stored messages an `item_reference` id names, resolved before conversion. */
 export type ReferenceLookup = ReadonlyMap<string, readonly NewMessage[]>;
 
-function refuseBinary(
-  part: { type: string; file_id?: string | null | undefined },
-  where: string,
-): never {
-  const what = part.type === "input_image" ? "an image" : "a file";
+/** What an image part of the input is in the history: the block naming its kept bytes. */
+export type InputImages = ReadonlyMap<string, HeldImage>;
+
+function refuseFile(part: { file_id?: string | null | undefined }, where: string): never {
   throw new VerbatimError(
     "invalid_request",
-    `${part.type} parts are not supported: this server stores text, tool calls and tool results, not the bytes of ${what}${part.file_id === undefined || part.file_id === null ? "" : " (file_id names a file of OpenAI's Files API, which this server does not have)"}`,
+    `input_file parts are not supported: the stored history holds text, images, tool calls and tool results, not files${part.file_id === undefined || part.file_id === null ? "" : " (file_id names a file of OpenAI's Files API, which this server does not have)"}`,
     {
       where,
-      hint: `Send the content as input_text (describe or extract the ${part.type === "input_image" ? "image" : "file"}); nothing was written`,
+      hint: "Send the file's content as input_text (or a page of it as an input_image); nothing was written",
     },
   );
 }
 
-function partBlocks(content: InputMessageItem["content"], where: string): Block[] {
+function imageBlock(
+  part: { image_url?: string | null | undefined },
+  images: InputImages,
+  where: string,
+): Block {
+  const image = images.get(part.image_url ?? "");
+  if (image === undefined) {
+    throw new VerbatimError("invalid_request", "this route does not take input_image parts", {
+      where,
+      hint: "Send images in the input of POST /v1/responses; nothing was written",
+    });
+  }
+  return { type: "image", sha256: image.sha256, mimeType: image.mimeType };
+}
+
+function partBlocks(
+  content: InputMessageItem["content"],
+  images: InputImages,
+  where: string,
+): Block[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   return content.map((part: ContentPart, index): Block => {
     switch (part.type) {
@@ -54,24 +73,33 @@ function partBlocks(content: InputMessageItem["content"], where: string): Block[
       case "refusal":
         return { type: "text", text: part.refusal };
       case "input_image":
+        return imageBlock(part, images, `${where}.content[${index}]`);
       case "input_file":
-        return refuseBinary(part, `${where}.content[${index}]`);
+        return refuseFile(part, `${where}.content[${index}]`);
     }
   });
 }
 
-/** A tool's output as the text of a tool result: a string, or its text parts joined. */
-function outputText(
+/**
+ * A tool's output as a tool result and the images after it: a string, or content parts whose
+ * texts are joined by a newline and whose images follow the result in the tool message (the
+ * history's way of a tool returning images; every renderer sends them after the result).
+ */
+function outputBlocks(
   output: Extract<InputItem, { type: "function_call_output" }>["output"],
+  images: InputImages,
   where: string,
-): string {
-  if (typeof output === "string") return output;
-  return output
-    .map((part, index) => {
-      if (part.type === "input_text") return part.text;
-      return refuseBinary(part, `${where}.output[${index}]`);
-    })
-    .join("\n");
+): { readonly text: string; readonly images: Block[] } {
+  if (typeof output === "string") return { text: output, images: [] };
+  const texts: string[] = [];
+  const blocks: Block[] = [];
+  output.forEach((part, index) => {
+    const at = `${where}.output[${index}]`;
+    if (part.type === "input_text") texts.push(part.text);
+    else if (part.type === "input_image") blocks.push(imageBlock(part, images, at));
+    else refuseFile(part, at);
+  });
+  return { text: texts.join("\n"), images: blocks };
 }
 
 function missingCall(callId: string, where: string): never {
@@ -100,6 +128,7 @@ export function inputToMessages(
   input: CreateResponseBody["input"],
   contextCalls: ReadonlyMap<string, string>,
   references: ReferenceLookup = new Map(),
+  images: InputImages = new Map(),
 ): NewMessage[] {
   if (typeof input === "string")
     return [{ role: "user", content: [{ type: "text", text: input }] }];
@@ -118,7 +147,7 @@ export function inputToMessages(
   input.forEach((item, index) => {
     const where = `body.input[${index}]`;
     if ("role" in item) {
-      const content = partBlocks(item.content, where);
+      const content = partBlocks(item.content, images, where);
       if (item.role === "system" || item.role === "developer") {
         push({ role: "user", content, inputRole: item.role });
       } else {
@@ -148,6 +177,7 @@ export function inputToMessages(
       case "function_call_output":
       case "custom_tool_call_output": {
         const name = calls.get(item.call_id) ?? missingCall(item.call_id, `${where}.call_id`);
+        const output = outputBlocks(item.output, images, where);
         push({
           role: "tool",
           content: [
@@ -156,8 +186,9 @@ export function inputToMessages(
               callID: item.call_id,
               toolName: name,
               isError: false,
-              content: outputText(item.output, where),
+              content: output.text,
             },
+            ...output.images,
           ],
         });
         return;

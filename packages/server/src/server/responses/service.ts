@@ -23,6 +23,8 @@ import {
   type ResponseFacts,
 } from "./convert.js";
 import { inputToMessages, type NewMessage } from "./input.js";
+import { imageLookup, resolveInputImages } from "./input-images.js";
+import { GatewayImageStore } from "../../gateway/images.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
 import { echoedSettings, providerSettings } from "./settings.js";
 import { anchorOf } from "./state.js";
@@ -71,6 +73,7 @@ interface Running {
 export class ResponsesService {
   readonly leases: ResponseLeases;
   readonly #sanitizer: Sanitizer;
+  readonly #images: GatewayImageStore;
   readonly #running = new Map<string, Running>();
 
   constructor(
@@ -82,6 +85,7 @@ export class ResponsesService {
       upstream.responseLeaseMs === undefined ? {} : { leaseMilliseconds: upstream.responseLeaseMs },
     );
     this.#sanitizer = upstreamErrorSanitizer(upstream);
+    this.#images = new GatewayImageStore(store.database);
   }
 
   async create(
@@ -110,7 +114,8 @@ export class ResponsesService {
     refuseUnsupportedState(body);
     const contextHistory = (context?.messages ?? []).map(toNewMessage);
     const references = await resolveReferences(this.store, subject, body.input);
-    const inputs = inputToMessages(body.input, callsOf(contextHistory), references);
+    const images = await resolveInputImages(body.input);
+    const inputs = inputToMessages(body.input, callsOf(contextHistory), references, images);
     const tools = renderedTools(body.tools, provider);
     const settings = providerSettings(provider, body);
     // Absent is absent (the provider's own limit), except at Anthropic, which requires one.
@@ -153,7 +158,7 @@ export class ResponsesService {
     });
     const rendered = renderRequest(provider, {
       history,
-      images: () => undefined,
+      images: await imageLookup(this.#images, subject, history, images),
       // Reasoning given back goes only to the provider that made it (A23).
       ...(provider === "openai-responses" && signed.length > 0 ? { signed } : {}),
       options: {
@@ -240,6 +245,7 @@ export class ResponsesService {
         : undefined;
     let stored: GatewayMessage[];
     try {
+      await this.#images.save(subject, images.values());
       stored =
         chain === undefined
           ? await this.store.appendPrepared(prepared)

@@ -8,6 +8,7 @@ import { consoleSearchMigration } from "./0007-console-search.js";
 import { callerDeletionsMigration } from "./0008-caller-deletions.js";
 import { recordedCallsMigration } from "./0009-recorded-calls.js";
 import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
+import { gatewayImagesMigration } from "./0011-gateway-images.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -25,4 +26,5 @@ export const storeMigrations: readonly Migration[] = [
   callerDeletionsMigration,
   recordedCallsMigration,
   chainNodeMessagesMigration,
+  gatewayImagesMigration,
 ];
