@@ -10,6 +10,7 @@ import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
 import { testServer, type TestServer } from "../support/server.js";
+import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 
 interface Seen {
   url: string;
@@ -41,26 +42,16 @@ describeEachDialect("pass-through routes with the official clients", (getDatabas
   let key: string;
   let subject: string;
 
+  let started: RawUpstreamServer;
+
   beforeAll(async () => {
-    upstream = await startRawUpstream();
-    server = await testServer(getDatabase(), {
-      upstream: upstreamConfigFromEnv({
-        ANTHROPIC_API_KEY: "sk-ant-upstream-key",
-        ANTHROPIC_BASE_URL: upstream.url,
-        OPENAI_API_KEY: "sk-openai-upstream-key",
-        OPENAI_BASE_URL: `${upstream.url}/v1`,
-      }),
-    });
-    await server.app.listen({ host: "127.0.0.1", port: 0 });
-    const address = server.app.server.address();
-    const port = typeof address === "object" && address !== null ? address.port : 0;
-    baseUrl = `http://127.0.0.1:${port}`;
+    started = await startRawUpstreamServer(getDatabase());
+    ({ upstream, server, baseUrl } = started);
     subject = uniqueName("subject");
     key = (await server.apiKeyFor(subject)).key;
   });
   afterAll(async () => {
-    await server.app.close();
-    await upstream.close();
+    await started.close();
   });
 
   function calls() {

@@ -12,6 +12,8 @@ import {
 import { inTransaction } from "../store/transaction.js";
 import { messageHash, prefixHashes } from "./chain-matching.js";
 import { newId } from "./ids.js";
+import { writeRecordedHistory } from "./recorded-history.js";
+import { recordedAnswer } from "./recorded-messages.js";
 import { decodeBody, usageOf, type WireFormat } from "./recorded-usage.js";
 
 /**
@@ -43,6 +45,8 @@ export interface RecordedCallResult {
   /** Messages of the request already stored before it. */
   readonly matchedCount: number;
   readonly previousCallId: string | null;
+  /** The gateway message the upstream's answer became (null: no answer could be read). */
+  readonly answerMessageId: string | null;
 }
 
 export interface RecordedCallsOptions {
@@ -107,6 +111,13 @@ export class RecordedCalls {
       delete responseHeaders["content-encoding"];
       delete responseHeaders["content-length"];
     }
+    const answer = recordedAnswer(
+      call.format,
+      call.model,
+      call.statusCode,
+      decoded === undefined ? "" : decoded.toString("utf8"),
+      streamed,
+    );
     const now = new Date();
     const createdAt = now.toISOString();
     return inTransaction(this.database, async (db) => {
@@ -125,8 +136,26 @@ export class RecordedCalls {
           metadata: JSON.stringify({ recorded: call.format }),
         });
       }
+      // The new messages and the answer as gateway messages of the conversation.
+      const history = await writeRecordedHistory(db, {
+        subjectUid: call.subjectUid,
+        conversationId,
+        anchorMessageId: deepest?.anchor_message_id ?? null,
+        format: call.format,
+        messages: call.messages,
+        from: matchedCount,
+        answer,
+        now: createdAt,
+      });
       const nodes: ChainNodeRow[] = [];
+      let anchor = deepest?.anchor_message_id ?? null;
+      let anchorCount = deepest?.anchor_count ?? null;
       for (let position = matchedCount; position < hashes.length; position++) {
+        const messageId = history.messageIds[position - matchedCount] ?? null;
+        if (messageId !== null) {
+          anchor = messageId;
+          anchorCount = position + 1;
+        }
         nodes.push({
           subject_uid: call.subjectUid,
           prefix_sha256: hashes[position] as string,
@@ -135,9 +164,9 @@ export class RecordedCalls {
           position,
           message_sha256: messageHash(call.messages[position]),
           created_at: createdAt,
-          message_id: null,
-          anchor_message_id: null,
-          anchor_count: null,
+          message_id: messageId,
+          anchor_message_id: anchor,
+          anchor_count: anchorCount,
         });
       }
       await insertChainNodes(db, nodes);
@@ -172,6 +201,7 @@ export class RecordedCalls {
         conversationId,
         matchedCount,
         previousCallId: previous?.id ?? null,
+        answerMessageId: history.answerId,
       };
     });
   }

@@ -1,0 +1,149 @@
+import type { Kysely } from "kysely";
+import { isVerbatimError } from "verbatim-llm/core";
+import type { RoundResult } from "verbatim-llm/providers";
+import { findMessageRows, listContinuationIds } from "../store/repositories/gateway-messages.js";
+import type { StoreSchema } from "../store/schema.js";
+import { appendWithinTransaction } from "./append.js";
+import { responseUnits, type MatchableMessage } from "./chain-matching.js";
+import { matchable } from "./message-chains.js";
+import { prepareAppend, type AppendMessageInput } from "./prepare-append.js";
+import { recordedMessagesOf, providerOfFormat } from "./recorded-messages.js";
+import type { WireFormat } from "./recorded-usage.js";
+import { messageFromRow } from "./rows.js";
+import { DEFAULT_GATEWAY_LIMITS } from "./validation.js";
+
+/**
+ * Writes a recorded call's new wire messages and its answer as gateway messages of the chain's
+ * conversation (docs/server.md, "Recorded calls"), inside the call's transaction: one chain of
+ * a session is one gateway conversation whose messages are its messages. The answer of the
+ * previous call, which the client sends back as its next request's first new message, is not
+ * written twice: that message is the stored answer when their text and tool calls are equal.
+ */
+export interface RecordedHistoryInput {
+  readonly subjectUid: string;
+  readonly conversationId: string;
+  /** The gateway message the matched prefix ends with (null: a new chain). */
+  readonly anchorMessageId: string | null;
+  readonly format: WireFormat;
+  readonly messages: readonly unknown[];
+  /** The first wire message that is not stored yet. */
+  readonly from: number;
+  readonly answer: RoundResult | undefined;
+  readonly now: string;
+}
+
+export interface RecordedHistory {
+  /** Per wire message from `from` on: the last gateway message it became (null: none written). */
+  readonly messageIds: readonly (string | null)[];
+  /** The answer's gateway message, when one was written. */
+  readonly answerId: string | null;
+}
+
+/** Messages per append: the store's limit of one write. */
+const PER_WRITE = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
+
+const sameUnits = (a: MatchableMessage, b: MatchableMessage): boolean =>
+  JSON.stringify(responseUnits(a)) === JSON.stringify(responseUnits(b));
+
+/** The stored answer after `anchor` that this wire message gives back, if any. */
+async function storedAnswer(
+  db: Kysely<StoreSchema>,
+  input: RecordedHistoryInput,
+  anchor: string,
+): Promise<string | undefined> {
+  const [message] = recordedMessagesOf(input.format, input.messages, input.from);
+  if (message === undefined || message.role !== "assistant") return undefined;
+  const ids = await listContinuationIds(db, input.subjectUid, anchor);
+  const rows = await findMessageRows(db, input.subjectUid, ids);
+  for (const row of rows) {
+    const stored = messageFromRow(row);
+    if (stored.metadata.gateway.model === undefined) continue;
+    if (sameUnits(matchable(stored), message)) return stored.id;
+  }
+  return undefined;
+}
+
+export async function writeRecordedHistory(
+  db: Kysely<StoreSchema>,
+  input: RecordedHistoryInput,
+): Promise<RecordedHistory> {
+  const messageIds: (string | null)[] = [];
+  let anchor = input.anchorMessageId;
+  let from = input.from;
+  if (anchor !== null && from < input.messages.length) {
+    const answer = await storedAnswer(db, input, anchor);
+    if (answer !== undefined) {
+      messageIds.push(answer);
+      anchor = answer;
+      from++;
+    }
+  }
+  const owners: number[] = [];
+  const messages: AppendMessageInput[] = [];
+  for (let index = from; index < input.messages.length; index++) {
+    for (const message of recordedMessagesOf(input.format, input.messages, index)) {
+      owners.push(index);
+      messages.push({
+        role: message.role,
+        content: message.content,
+        ...(message.inputRole === undefined ? {} : { gateway: { inputRole: message.inputRole } }),
+      });
+    }
+  }
+  const { answer } = input;
+  if (answer !== undefined) {
+    owners.push(-1);
+    messages.push({
+      role: "assistant",
+      content: answer.message.content,
+      status: answer.stopReason === "max_tokens" ? "incomplete" : "completed",
+      gateway: {
+        model: answer.model,
+        provider: providerOfFormat(input.format),
+        usage: answer.usage,
+        stopReason: answer.stopReason,
+        ...(answer.responseId === undefined ? {} : { providerResponseId: answer.responseId }),
+      },
+    });
+  }
+  const none: RecordedHistory = {
+    messageIds: [
+      ...messageIds,
+      ...Array.from({ length: input.messages.length - from }, () => null),
+    ],
+    answerId: null,
+  };
+  if (messages.length === 0) return none;
+  let prepared;
+  try {
+    prepared = prepareAppend(
+      input.subjectUid,
+      { previousMessageId: anchor, conversationId: input.conversationId, messages },
+      { ...DEFAULT_GATEWAY_LIMITS, maxMessagesPerWrite: Number.MAX_SAFE_INTEGER },
+    );
+  } catch (error) {
+    // What the store cannot hold as history (a lone surrogate, an oversized text) is still
+    // recorded byte for byte in the call's row; only its gateway messages are left out.
+    if (isVerbatimError(error)) return none;
+    throw error;
+  }
+  const ids: string[] = [];
+  for (let start = 0; start < prepared.messages.length; start += PER_WRITE) {
+    const rows = await appendWithinTransaction(db, {
+      subjectUid: input.subjectUid,
+      conversationId: input.conversationId,
+      previousMessageId: anchor,
+      messages: prepared.messages.slice(start, start + PER_WRITE),
+      conversationMetadata: {},
+      now: input.now,
+    });
+    for (const row of rows) ids.push(row.id);
+    anchor = rows[rows.length - 1]?.id ?? anchor;
+  }
+  const lastOf = new Map<number, string>();
+  owners.forEach((owner, index) => lastOf.set(owner, ids[index] as string));
+  for (let index = from; index < input.messages.length; index++) {
+    messageIds.push(lastOf.get(index) ?? null);
+  }
+  return { messageIds, answerId: lastOf.get(-1) ?? null };
+}
