@@ -129,9 +129,19 @@ describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout
       .toBe(1);
     expect(await page.locator("#detail-count").innerText()).toContain("9 messages shown");
 
+    // The job is followed by held requests (long polling), not by asking every few seconds.
+    const jobRequests: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes(`/background-agent-jobs/${job.id}`))
+        jobRequests.push(request.url());
+    });
     await page.locator("#tab-jobs").click();
     await page.locator(`#list li[data-id="${job.id}"] a`).click();
     await expect.poll(() => page.locator("#content [data-item-key]").count()).toBe(9);
+    await expect.poll(() => jobRequests.some((url) => url.includes("wait_for_change="))).toBe(true);
+    const asked = jobRequests.length;
+    await page.waitForTimeout(4000);
+    expect(jobRequests.length).toBe(asked);
     const jobs = new BackgroundAgentJobs(harness.database);
     const { turns } = await jobs.readTrajectory(subject, job.id);
     await jobs.appendItems(subject, turns[0]?.id ?? "", [
@@ -145,6 +155,8 @@ describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout
         timeout: 15_000,
       })
       .toBe(1);
+    // The held request answered with the item, and the next one is held again.
+    await expect.poll(() => jobRequests.length).toBe(asked + 1);
     await page.close();
   });
 });

@@ -125,6 +125,8 @@ export interface JobTurn {
 }
 
 export interface JobDetail {
+  /** Changes whenever the job or its turns do (long polling: `wait.change`). */
+  readonly change_mark: string;
   readonly job: JobSummary & Readonly<Record<string, unknown>>;
   readonly turns: readonly JobTurn[];
 }
@@ -301,12 +303,21 @@ export class ConsoleClient {
     );
   }
 
-  job(id: string, view: View, signal: AbortSignal, pageLimitBytes?: number): Promise<JobDetail> {
+  /** A job; with `wait`, the server answers once its change mark differs (or after waitMs). */
+  job(
+    id: string,
+    view: View,
+    signal: AbortSignal,
+    pageLimitBytes?: number,
+    wait?: { readonly change: string; readonly waitMs: number },
+  ): Promise<JobDetail> {
     return this.get(
       `/background-agent-jobs/${encodeURIComponent(id)}`,
       {
         view,
         page_limit_bytes: pageLimitBytes === undefined ? undefined : String(pageLimitBytes),
+        wait_for_change: wait?.change,
+        wait_ms: wait === undefined ? undefined : String(wait.waitMs),
       },
       signal,
     );

@@ -64,21 +64,10 @@ function failed(error: unknown): void {
   connection.failed(error);
 }
 
-/** Live updates: asks again every few seconds until the selection changes. */
-const POLL_MS = 3000;
-function keepPolling(signal: AbortSignal, poll: () => Promise<number>): void {
-  const timer = setInterval(() => {
-    poll().then(
-      () => connection.succeeded(),
-      (error: unknown) => {
-        if (!signal.aborted) failed(error);
-      },
-    );
-  }, POLL_MS);
-  signal.addEventListener("abort", () => clearInterval(timer));
-}
+/** After a failed request, the next try waits this long. */
+const RETRY_MS = 3000;
 
-/** Live updates of a conversation: one held request at a time (the server answers on news). */
+/** Live updates of a conversation or a job: one held request at a time (the server answers on news). */
 const LONG_POLL_MS = 25_000;
 async function longPoll(signal: AbortSignal, poll: () => Promise<number>): Promise<void> {
   while (!signal.aborted) {
@@ -88,7 +77,7 @@ async function longPoll(signal: AbortSignal, poll: () => Promise<number>): Promi
     } catch (error) {
       if (signal.aborted || isAbort(error)) return;
       failed(error);
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
   }
 }
@@ -203,20 +192,31 @@ function loadDetail(keepPlace: string | undefined): void {
       if (controller.signal.aborted) return;
       connection.succeeded();
       jobList = showJob(detail, current, content, back);
-      let seen = JSON.stringify(
-        detail.turns.map((turn) => [turn.status, turn.revision, turn.item_count]),
-      );
+      // Live: one held request at a time while the job can still change; the server answers
+      // when the job's change mark moves (a status, a turn, new items).
+      let mark = detail.change_mark;
       let status = detail.job.status;
-      keepPolling(controller.signal, async () => {
-        if (status !== "queued" && status !== "running") return 0;
-        const fresh = await client?.job(current.id ?? "", current.view, controller.signal);
+      void longPoll(controller.signal, async () => {
+        if (status !== "queued" && status !== "running") {
+          await new Promise<void>((resolve) =>
+            controller.signal.addEventListener("abort", () => resolve(), { once: true }),
+          );
+          return 0;
+        }
+        const fresh = await client?.job(
+          current.id ?? "",
+          current.view,
+          controller.signal,
+          undefined,
+          {
+            change: mark,
+            waitMs: LONG_POLL_MS,
+          },
+        );
         if (fresh === undefined || controller.signal.aborted) return 0;
         status = fresh.job.status;
-        const now = JSON.stringify(
-          fresh.turns.map((turn) => [turn.status, turn.revision, turn.item_count]),
-        );
-        if (now === seen && fresh.job.status === detail.job.status) return 0;
-        seen = now;
+        if (fresh.change_mark === mark) return 0;
+        mark = fresh.change_mark;
         const top = content.scrollTop;
         jobList?.list.disconnect();
         jobList = showJob(fresh, current, content, back);

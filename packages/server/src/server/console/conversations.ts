@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
@@ -6,6 +5,7 @@ import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../
 import type { StoreDatabase } from "../../store/index.js";
 import { errorReplySchema } from "../errors.js";
 import { fitPageYielding } from "./fit-page.js";
+import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -50,10 +50,6 @@ const conversationListQuerySchema = listQuerySchema.extend({
     .describe("Only conversations with a message answered by this model."),
 });
 
-/** Long polling: the longest wait, and how often the message count is asked meanwhile. */
-const MAX_WAIT_MS = 25_000;
-const WAIT_STEP_MS = 250;
-
 const messagesQuerySchema = z.object({
   view: viewSchema,
   anchor: z
@@ -76,13 +72,7 @@ const messagesQuerySchema = z.object({
     .describe(
       "Long polling (live updates, without anchor): answer only once this page holds more than this many messages, or wait_ms has passed.",
     ),
-  wait_ms: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WAIT_MS)
-    .default(0)
-    .describe(`How long to wait for wait_for_more_than (at most ${MAX_WAIT_MS} ms).`),
+  wait_ms: waitMsSchema("wait_for_more_than"),
 });
 
 const chatMLMessageSchema = z
@@ -134,33 +124,6 @@ async function modelInputOf(
   return null;
 }
 
-/**
- * Waits until the conversation holds more than `count` messages, `waitMs` has passed, the
- * client has gone or the server is closing (a held request never delays a shutdown): a cheap
- * count every 250 ms, never a page read.
- */
-async function waitForMessages(
-  database: StoreDatabase,
-  conversationId: string,
-  count: number,
-  waitMs: number,
-  client: NodeJS.EventEmitter & { readonly destroyed?: boolean },
-  closing: () => boolean,
-): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  let gone = false;
-  const onClose = () => (gone = true);
-  client.once("close", onClose);
-  try {
-    while (!gone && !closing() && client.destroyed !== true && Date.now() < deadline) {
-      if ((await countMessages(database, conversationId)) > count) return;
-      await sleep(Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())));
-    }
-  } finally {
-    client.off("close", onClose);
-  }
-}
-
 function notFound(id: string): VerbatimError {
   return new VerbatimError("resource_not_found", `no conversation ${id}`, {
     where: id,
@@ -207,10 +170,7 @@ export function registerConversationConsoleRoutes(
   store: GatewayMessageStore,
 ): void {
   // Held requests (long polling) answer at once when the server starts closing.
-  let closing = false;
-  app.addHook("preClose", async () => {
-    closing = true;
-  });
+  const closing = closingFlag(app);
   app.get<{ Querystring: z.infer<typeof conversationListQuerySchema> }>(
     "/ai-gateway/conversations",
     {
@@ -265,13 +225,12 @@ export function registerConversationConsoleRoutes(
       const offset = decodeCursor(request.query.cursor);
       const { wait_for_more_than, wait_ms } = request.query;
       if (anchor === null && wait_for_more_than !== undefined && wait_ms > 0) {
-        await waitForMessages(
-          database,
-          id,
-          offset + wait_for_more_than,
+        const count = offset + wait_for_more_than;
+        await waitForNews(
+          async () => (await countMessages(database, id)) > count,
           wait_ms,
           request.raw,
-          () => closing,
+          closing,
         );
       }
       let selected: GatewayMessage[];

@@ -1,9 +1,14 @@
+import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
 import type { BackgroundAgentJobs } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
-import { findJobOwner, listJobsForConsole } from "../../store/repositories/console-jobs.js";
+import {
+  findJobOwner,
+  jobChangeMark,
+  listJobsForConsole,
+} from "../../store/repositories/console-jobs.js";
 import {
   projectTrajectoryToChatML,
   modelVisibleTrajectory,
@@ -11,6 +16,7 @@ import {
 } from "verbatim-llm/trajectory";
 import { errorReplySchema } from "../errors.js";
 import { fitPageYielding } from "./fit-page.js";
+import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
 import {
   jobReply,
   jobReplySchema,
@@ -51,7 +57,18 @@ const jobListSchema = z.object({
   next_cursor: z.string().nullable(),
 });
 
-const jobQuerySchema = z.object({ view: viewSchema, page_limit_bytes: pageLimitBytesSchema });
+const jobQuerySchema = z.object({
+  view: viewSchema,
+  page_limit_bytes: pageLimitBytesSchema,
+  wait_for_change: z
+    .string()
+    .max(100)
+    .optional()
+    .describe(
+      "Long polling (live updates): answer only once the job's change_mark differs from this one (a status, a turn, new items), or wait_ms has passed.",
+    ),
+  wait_ms: waitMsSchema("wait_for_change"),
+});
 
 const trajectorySchema = z.object({
   view: z.enum(["stored", "chatml", "model-visible"]),
@@ -67,6 +84,9 @@ const trajectorySchema = z.object({
 });
 
 const jobDetailSchema = z.object({
+  change_mark: z
+    .string()
+    .describe("Changes whenever the job or its turns do: pass it as wait_for_change."),
   job: jobReplySchema,
   turns: z.array(turnReplySchema.extend({ trajectory: trajectorySchema })),
 });
@@ -97,12 +117,20 @@ async function trajectoryOf(
   };
 }
 
+/** A job's change mark as the console gives it: short, for a query string. */
+async function changeMarkOf(database: StoreDatabase, jobId: string): Promise<string> {
+  const text = (await jobChangeMark(database.db, jobId)) ?? "";
+  return createHash("sha256").update(text).digest("base64url").slice(0, 22);
+}
+
 /** Console: jobs and each turn's trajectory in the three views (B14). */
 export function registerJobConsoleRoutes(
   app: FastifyInstance,
   database: StoreDatabase,
   jobs: BackgroundAgentJobs,
 ): void {
+  // Held requests (long polling) answer at once when the server starts closing.
+  const closing = closingFlag(app);
   app.get<{ Querystring: z.infer<typeof jobListQuerySchema> }>(
     "/background-agent-jobs",
     {
@@ -160,6 +188,17 @@ export function registerJobConsoleRoutes(
           hint: "List jobs with GET /background-agent-jobs",
         });
       }
+      const { wait_for_change, wait_ms } = request.query;
+      if (wait_for_change !== undefined && wait_ms > 0) {
+        await waitForNews(
+          async () => (await changeMarkOf(database, id)) !== wait_for_change,
+          wait_ms,
+          request.raw,
+          closing,
+        );
+      }
+      // Read before the rows: a change between the two reads is seen by the next poll.
+      const changeMark = await changeMarkOf(database, id);
       const stored = await jobs.readTrajectory(owner, id);
       const rowsByTurn = new Map<string, StoredTurnItem[]>();
       for (const row of stored.rows) {
@@ -168,6 +207,7 @@ export function registerJobConsoleRoutes(
         rowsByTurn.set(row.turn_id, list);
       }
       return {
+        change_mark: changeMark,
         job: jobReply(stored.job),
         turns: await Promise.all(
           stored.turns.map(async (turn) => ({

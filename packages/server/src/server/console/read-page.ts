@@ -2,6 +2,8 @@ import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { GatewayMessage } from "../../gateway/index.js";
 import { messageFromRow } from "../../gateway/rows.js";
 import type { StoreDatabase } from "../../store/index.js";
+import { listConversationMessageIds } from "../../store/repositories/console-messages.js";
+import { findMessageRows } from "../../store/repositories/gateway-messages.js";
 import { SLICE_MS } from "./slices.js";
 
 /** Fewest and most rows read at once (each read has its own fixed cost). */
@@ -23,30 +25,13 @@ export async function readConversationPage(
   conversationId: string,
   page: { readonly limit: number; readonly offset: number },
 ): Promise<GatewayMessage[]> {
-  const ids = (
-    await database.db
-      .selectFrom("ai_gateway_messages")
-      .select("id")
-      .where("conversation_id", "=", conversationId)
-      .where("subject_uid", "=", subject)
-      .orderBy("created_at")
-      .orderBy("depth")
-      .orderBy("id")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute()
-  ).map((row) => row.id);
+  const ids = await listConversationMessageIds(database.db, subject, conversationId, page);
   const messages: GatewayMessage[] = [];
   let want = MIN_CHUNK;
   while (messages.length < ids.length) {
     const chunk = ids.slice(messages.length, messages.length + want);
     const started = performance.now();
-    const rows = await database.db
-      .selectFrom("ai_gateway_messages")
-      .selectAll()
-      .where("subject_uid", "=", subject)
-      .where("id", "in", chunk)
-      .execute();
+    const rows = await findMessageRows(database.db, subject, chunk);
     const byId = new Map(rows.map((row) => [row.id, row]));
     for (const id of chunk) {
       const row = byId.get(id);

@@ -60,3 +60,28 @@ export async function findJobOwner(
     .executeTakeFirst();
   return row?.subject_uid;
 }
+
+/**
+ * What changes whenever a job or its turns do (a status, a new turn, a turn's items or
+ * revision): the console's long polling compares it, with a cheap read of a few columns per
+ * turn, instead of reading the job's items. Undefined when there is no such job.
+ */
+export async function jobChangeMark(
+  db: Kysely<StoreSchema>,
+  jobId: string,
+): Promise<string | undefined> {
+  const job = await db
+    .selectFrom("background_agent_jobs")
+    .select(["status", "attempts", "updated_at"])
+    .where("id", "=", jobId)
+    .executeTakeFirst();
+  if (job === undefined) return undefined;
+  const turns = await db
+    .selectFrom("background_agent_job_turns")
+    .select(["id", "status", "revision", "item_count", "updated_at"])
+    .where("job_id", "=", jobId)
+    .orderBy("turn_index")
+    .orderBy("attempt")
+    .execute();
+  return JSON.stringify([job, turns]);
+}
