@@ -32,7 +32,7 @@ for (const file of list) bytes += statSync(file).size;
 const server = phase.endsWith("-sqlite")
   ? {
       ...(await import("../../packages/server/src/cli/commands/import-database.js")),
-      ...(await import("../../packages/server/src/gateway/message-store.js")),
+      ...(await import("../../packages/server/src/cli/commands/import-durability.js")),
       ...(await import("../../packages/server/src/store/database.js")),
       ...(await import("../../packages/server/src/store/migrate.js")),
     }
@@ -41,16 +41,13 @@ const sqlite = await server?.openDatabase({ dialect: "sqlite", path: into }, { p
 if (sqlite !== undefined) await server?.migrateDatabase(sqlite);
 const start = process.hrtime.bigint();
 if (sqlite !== undefined && server !== undefined) {
-  const { appendImportedChain, GatewayMessageStore } = server;
+  // What `verbatim import … --into sqlite:<file>` runs, durable when it returns.
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
-  const store = new GatewayMessageStore(sqlite);
-  const startedAt = store.now();
-  for (const file of list) {
-    const result = await importConversationFile(source, file, readFileSync(file));
-    for (const imported of result.conversations) {
-      await appendImportedChain(store, "bench", imported, startedAt);
-    }
-  }
+  const durability = await server.importDurability(sqlite);
+  const report = await server.importChainsIntoDatabase(sqlite, into, source, "bench", list);
+  await durability.finish();
+  if (report.conversations.some((entry) => entry.outcome === "refused"))
+    throw new Error("a conversation was refused");
 } else if (phase === "baseline") {
   let lines = 0;
   for (const file of list) {

@@ -8,7 +8,13 @@ import { describeDatabaseTargets } from "./database-targets.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
 
 interface Report {
-  conversations: { name: string; outcome: string; lastMessageId?: string; messages: number }[];
+  conversations: {
+    name: string;
+    outcome: string;
+    conversationId?: string;
+    lastMessageId?: string;
+    messages: number;
+  }[];
 }
 
 describeDatabaseTargets("verbatim import claude-code|codex --into <database> --subject S", (db) => {
@@ -106,6 +112,16 @@ describeDatabaseTargets("verbatim import claude-code|codex --into <database> --s
       expect(chain[0]?.id).toBe(
         (await store.readFullChain("dave", first.conversations[0]?.lastMessageId ?? ""))[0]?.id,
       );
+      // The new turn continues the stored chain: nothing stored before is written again.
+      const conversationId = second.conversations[0]?.conversationId ?? "";
+      expect((await store.listMessages("dave", conversationId)).length).toBe(expected.length);
+      // A fresh import is written in as few writes as the store allows (one here).
+      const keys = await db.database.db
+        .selectFrom("ai_gateway_idempotency_keys")
+        .select("idempotency_key")
+        .where("subject_uid", "=", "dave")
+        .execute();
+      expect(keys.length).toBe(2);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }

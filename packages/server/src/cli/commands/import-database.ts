@@ -26,11 +26,13 @@ import {
 } from "verbatim-llm/cli";
 import { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
-import { openDatabase } from "../../store/database.js";
+import { openDatabase, type StoreDatabase } from "../../store/database.js";
 import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
+import { importDurability } from "./import-durability.js";
+import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
 
 /** What happened to one conversation in the store. */
 export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
@@ -46,18 +48,6 @@ export interface ChainImport {
   readonly messages: number;
   /** Other branches of the source stored as forks of the chain. */
   readonly forks?: number;
-}
-
-/** The idempotency key of one write of an imported chain: the source, its id, the part, the content. */
-function writeKey(
-  imported: ImportedConversation,
-  part: string,
-  messages: readonly Message[],
-): string {
-  const digest = sha256Hex(
-    `${imported.source}\u0000${imported.sourceId}\u0000${part}\u0000${JSON.stringify(messages)}`,
-  );
-  return `import-${digest.slice(0, 48)}`;
 }
 
 /**
@@ -126,28 +116,6 @@ export async function appendImportedChain(
   };
 }
 
-/**
- * The writes of a history: one per turn (a turn starts at each user message that does not carry
- * a tool's images right after its result), a long turn split at the store's limit. A history
- * that grew keeps its earlier writes unchanged, so their idempotency keys replay them and only
- * the new turns are written (a last turn that changed becomes a fork beside the earlier one).
- */
-function turnWrites(messages: readonly Message[]): Message[][] {
-  const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
-  const writes: Message[][] = [];
-  let current: Message[] = [];
-  messages.forEach((message, index) => {
-    const startsTurn = message.role === "user" && index > 0 && messages[index - 1]?.role !== "tool";
-    if ((startsTurn || current.length === size) && current.length > 0) {
-      writes.push(current);
-      current = [];
-    }
-    current.push(message);
-  });
-  if (current.length > 0) writes.push(current);
-  return writes;
-}
-
 /** How many messages two histories share from the start. */
 function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
   let index = 0;
@@ -158,49 +126,6 @@ function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
   )
     index++;
   return index;
-}
-
-/** What every write of one imported chain shares. */
-interface ChainWrite {
-  readonly store: GatewayMessageStore;
-  readonly subject: string;
-  readonly imported: ImportedConversation;
-  readonly startedAt: string;
-  /** The conversation's metadata, written with its first message. */
-  readonly metadata: Readonly<Record<string, string>>;
-}
-
-/** Appends messages after `previous` in writes of the store's limit; the stored ids in order. */
-async function appendMessagesFrom(
-  { store, subject, imported, startedAt, metadata }: ChainWrite,
-  label: string,
-  messages: readonly Message[],
-  previous: string | null,
-  conversationId: string | undefined,
-): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
-  const ids: string[] = [];
-  let written = 0;
-  let anchor = previous;
-  let conversation = conversationId;
-  for (const [part, chunk] of turnWrites(messages).entries()) {
-    const starts = anchor === null && conversation === undefined;
-    const stored = await store.appendMessages(subject, {
-      previousMessageId: anchor,
-      ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
-      messages: chunk.map((message) => ({ role: message.role, content: message.content })),
-      idempotencyKey: writeKey(imported, `${label}.${part}.${anchor ?? ""}`, chunk),
-      ...(starts ? { conversationMetadata: { ...metadata } } : {}),
-    });
-    for (const message of stored) {
-      ids.push(message.id);
-      if (message.createdAt >= startedAt) written++;
-    }
-    const last = stored[stored.length - 1];
-    if (last === undefined) break;
-    anchor = last.id;
-    conversation = last.conversationId;
-  }
-  return { ids, written, conversationId: conversation };
 }
 
 export interface DatabaseImportReport {
@@ -214,10 +139,70 @@ export interface DatabaseImportReport {
 }
 
 /**
- * `verbatim import claude-code|codex <path…> --into sqlite:<file> | postgres://… --subject S`:
- * each conversation becomes one chain of the subject in the gateway store (docs/interop.md).
- * The database is migrated first, as `verbatim serve` does.
+ * Imports Claude Code or Codex files into the store, one chain per conversation (session files
+ * before sub-agent files, so that a sub-agent's chain names its session's), one file at a time.
  */
+export async function importChainsIntoDatabase(
+  database: StoreDatabase,
+  databaseName: string,
+  source: ConversationSource,
+  subject: string,
+  files: readonly string[],
+): Promise<DatabaseImportReport> {
+  const store = new GatewayMessageStore(database);
+  const startedAt = store.now();
+  const report: DatabaseImportReport = {
+    source,
+    database: databaseName,
+    subject,
+    files: [],
+    conversations: [],
+    leftOut: [],
+    unreadableFiles: [],
+  };
+  const links = new SubagentLinks();
+  for (const file of sessionsBeforeSubagents(files)) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      (report.unreadableFiles as { file: string; reason: string }[]).push({
+        file,
+        reason: (error as NodeJS.ErrnoException).code ?? String(error),
+      });
+      continue;
+    }
+    const result = await importConversationFile(source, file, bytes);
+    (report.files as FileAccount[]).push(result.account);
+    (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
+    for (const imported of result.conversations) {
+      let outcome: ChainImport;
+      try {
+        outcome = await appendImportedChain(
+          store,
+          subject,
+          imported,
+          startedAt,
+          links.metadataFor(imported),
+        );
+        links.remember(imported, outcome.conversationId);
+      } catch (error) {
+        if (!(error instanceof VerbatimError)) throw error;
+        outcome = {
+          name: imported.name,
+          sourceId: imported.sourceId,
+          file,
+          outcome: "refused",
+          reason: error.describe(),
+          messages: 0,
+        };
+      }
+      (report.conversations as ChainImport[]).push(outcome);
+    }
+  }
+  return report;
+}
+
 /** How a source goes into a database: chains of the gateway store, or background-agent jobs. */
 function importMode(command: Command, source: string, as: string | undefined): "chain" | "job" {
   const conversation = (CONVERSATION_SOURCES as readonly string[]).includes(source);
@@ -283,8 +268,9 @@ export const importDatabase: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
+      const durability = await importDurability(database);
       if (mode === "job") {
-        return await importJobsIntoDatabase({
+        const code = await importJobsIntoDatabase({
           database,
           databaseName: describeLocation(location),
           source: source as TrajectorySource,
@@ -293,59 +279,17 @@ export const importDatabase: Command = {
           json: values.json === true,
           io,
         });
+        await durability.finish();
+        return code;
       }
-      const conversationSource = source as ConversationSource;
-      const store = new GatewayMessageStore(database);
-      const startedAt = store.now();
-      const report: DatabaseImportReport = {
-        source: conversationSource,
-        database: describeLocation(location),
+      const report = await importChainsIntoDatabase(
+        database,
+        describeLocation(location),
+        source as ConversationSource,
         subject,
-        files: [],
-        conversations: [],
-        leftOut: [],
-        unreadableFiles: [],
-      };
-      const links = new SubagentLinks();
-      for (const file of sessionsBeforeSubagents(files)) {
-        let bytes: Uint8Array;
-        try {
-          bytes = await readFile(file);
-        } catch (error) {
-          (report.unreadableFiles as { file: string; reason: string }[]).push({
-            file,
-            reason: (error as NodeJS.ErrnoException).code ?? String(error),
-          });
-          continue;
-        }
-        const result = await importConversationFile(conversationSource, file, bytes);
-        (report.files as FileAccount[]).push(result.account);
-        (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
-        for (const imported of result.conversations) {
-          let outcome: ChainImport;
-          try {
-            outcome = await appendImportedChain(
-              store,
-              subject,
-              imported,
-              startedAt,
-              links.metadataFor(imported),
-            );
-            links.remember(imported, outcome.conversationId);
-          } catch (error) {
-            if (!(error instanceof VerbatimError)) throw error;
-            outcome = {
-              name: imported.name,
-              sourceId: imported.sourceId,
-              file,
-              outcome: "refused",
-              reason: error.describe(),
-              messages: 0,
-            };
-          }
-          (report.conversations as ChainImport[]).push(outcome);
-        }
-      }
+        files,
+      );
+      await durability.finish();
       if (values.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else writeSummary(report, io);
       const failed =
