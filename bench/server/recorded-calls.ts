@@ -1,7 +1,9 @@
 // Recorded calls (docs/server.md, "Recorded calls"), two goals of issue 18:
 // 1. Matching a request of 1,000 messages against a store of 100,000 recorded conversations:
 //    hashing the messages plus one indexed lookup, p50 under 2 ms on SQLite and PostgreSQL.
-//    Baselines in the same run: the hashing alone, and one primary-key lookup of a node.
+//    Baselines in the same run: the hashing alone, and one primary-key lookup of a node. Cold
+//    (nothing hashed before) and as served (the session's previous call of 999 messages was
+//    hashed before: its prefix hashes are reused, gateway/recorded-prefix-cache.ts).
 // 2. POST /v1/messages through `verbatim serve` over a bare pass-through proxy (bare-pass-
 //    through.ts), both in front of the same local upstream (upstream.ts), sequential requests
 //    taking turns in blocks: p50 over the bare proxy, goal within 1 ms.
@@ -15,6 +17,7 @@ import { parseArgs } from "node:util";
 import { sql } from "kysely";
 import pg from "pg";
 import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
+import { PrefixHashCache } from "../../packages/server/src/gateway/recorded-prefix-cache.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
@@ -122,6 +125,9 @@ async function matching(name: string, location: DatabaseLocation): Promise<strin
     const hashOnly: number[] = [];
     const lookupOnly: number[] = [];
     const match: number[] = [];
+    const cachedMatch: number[] = [];
+    const cache = new PrefixHashCache();
+    const previousCall = long.slice(0, LONG - 1);
     const someHash = prefixHashes("anthropic-messages", long)[500] as string;
     for (let run = 0; run < RUNS; run++) {
       let start = performance.now();
@@ -135,12 +141,21 @@ async function matching(name: string, location: DatabaseLocation): Promise<strin
       const found = await findDeepestNode(database.db, "bench-subject", hashes);
       match.push(performance.now() - start);
       if (found?.position !== LONG - 2) throw new Error(`matched ${found?.position}`);
+      // As the server runs it: the session's previous call (999 messages) was hashed before.
+      cache.prefixHashes("anthropic-messages", previousCall);
+      start = performance.now();
+      const reused = cache.prefixHashes("anthropic-messages", long);
+      const again = await findDeepestNode(database.db, "bench-subject", reused);
+      cachedMatch.push(performance.now() - start);
+      if (again?.position !== LONG - 2) throw new Error(`matched ${again?.position}`);
     }
     const p50 = percentile(match, 0.5);
+    const cachedP50 = percentile(cachedMatch, 0.5);
     return (
       `| ${name} | ${percentile(hashOnly, 0.5).toFixed(3)} | ${percentile(lookupOnly, 0.5).toFixed(3)} | ` +
       `${p50.toFixed(3)} | ${percentile(match, 0.9).toFixed(3)} | ` +
-      `${(p50 / percentile(hashOnly, 0.5)).toFixed(2)}x | ${p50 < 2 ? "met" : "NOT met"} |`
+      `${cachedP50.toFixed(3)} | ${percentile(cachedMatch, 0.9).toFixed(3)} | ` +
+      `${(p50 / percentile(hashOnly, 0.5)).toFixed(2)}x | ${p50 < 2 ? "met" : "NOT met"} | ${cachedP50 < 2 ? "met" : "NOT met"} |`
     );
   } finally {
     await database.close();
@@ -303,8 +318,8 @@ try {
   process.stdout.write(
     `\nMatching a request of ${LONG} messages (999 stored) against ${CONVERSATIONS} conversations ` +
       `(${CONVERSATIONS * NODES_PER_CONVERSATION + LONG - 1} chain nodes), ${RUNS} runs, ms:\n\n` +
-      "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match / hashing | goal (< 2 ms) |\n" +
-      "| --- | --- | --- | --- | --- | --- | --- |\n" +
+      "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match after the session's previous call p50 | p90 | match / hashing | goal (< 2 ms), cold | goal, as served |\n" +
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
       rows.join("\n") +
       "\n",
   );

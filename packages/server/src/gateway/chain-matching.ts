@@ -2,7 +2,7 @@ import * as crypto from "node:crypto";
 import { toolCallArgumentText, toolResultText, type Block } from "verbatim-llm/history";
 
 /** SHA-256 in hex: the one-shot `crypto.hash` where Node has it (no Hash object per call). */
-const sha256: (text: string) => string =
+export const sha256: (text: string) => string =
   typeof (crypto as { hash?: unknown }).hash === "function"
     ? (text) =>
         (crypto as unknown as { hash: (a: string, d: string) => string }).hash("sha256", text)

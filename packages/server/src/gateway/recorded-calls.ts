@@ -10,7 +10,8 @@ import {
   type ChainNodeRow,
 } from "../store/repositories/recorded-calls.js";
 import { inTransaction } from "../store/transaction.js";
-import { messageHash, prefixHashes } from "./chain-matching.js";
+import { messageHash } from "./chain-matching.js";
+import { PrefixHashCache } from "./recorded-prefix-cache.js";
 import { newId } from "./ids.js";
 import { writeRecordedHistory } from "./recorded-history.js";
 import { recordedAnswer } from "./recorded-messages.js";
@@ -80,6 +81,8 @@ export function withoutCredentials(
 
 export class RecordedCalls {
   private readonly sanitizer: Sanitizer | undefined;
+  /** The prefix hashes of each session's last call, reused by its next (recorded-prefix-cache). */
+  readonly prefixes = new PrefixHashCache();
 
   constructor(
     private readonly database: StoreDatabase,
@@ -89,7 +92,7 @@ export class RecordedCalls {
   }
 
   async record(call: CallToRecord): Promise<RecordedCallResult> {
-    const hashes = prefixHashes(call.format, call.messages);
+    const hashes = this.prefixes.prefixHashes(call.format, call.messages);
     const streamed = (call.responseHeaders["content-type"] ?? "").includes("text/event-stream");
     const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
     const usage =
