@@ -122,6 +122,50 @@ describe.skipIf(!hasChromium)(
       await page.close();
     });
 
+    it("B14 the branches are drawn as a tree with their fork points; Tab and Enter pick one", async () => {
+      const { weather } = harness.seeded;
+      const page = await harness.open(`/conversations/${weather.id}`);
+      const drawing = page.locator("svg.branch-drawing");
+      await expect.poll(() => drawing.locator("a.lane").count()).toBe(2);
+      // The later branch leaves the earlier one at its fork point, drawn as a dot linking to it.
+      const fork = drawing.locator("a.fork");
+      expect(await fork.count()).toBe(1);
+      const forkedAt = await fork.getAttribute("data-fork");
+      expect(forkedAt).toBeTruthy();
+      const labels = await drawing
+        .locator("a.lane")
+        .evaluateAll((links) => links.map((link) => link.getAttribute("aria-label") ?? ""));
+      expect(labels[0]).toMatch(/^branch 1: \d+ messages, ends at msg_\w+$/);
+      expect(labels[1]).toMatch(
+        new RegExp(`^branch 2: \\d+ messages, forks after ${forkedAt}, ends at msg_\\w+$`),
+      );
+      expect(await drawing.locator(`a.lane[data-leaf="${weather.forkAnswer}"]`).count()).toBe(1);
+      await page.screenshot({ path: join(SCREENSHOTS, "branches-drawn-1440.png") });
+      // Keyboard only: focus the picker, then Tab to the second branch's lane, and Enter.
+      await page.locator("#branch").focus();
+      let reached = false;
+      for (let step = 0; step < 6 && !reached; step++) {
+        await page.keyboard.press("Tab");
+        reached = await page.evaluate(
+          (leaf) => document.activeElement?.getAttribute("data-leaf") === leaf,
+          weather.forkAnswer,
+        );
+      }
+      expect(reached).toBe(true);
+      await page.keyboard.press("Enter");
+      await expect
+        .poll(() => page.url())
+        .toBe(`${harness.url}/conversations/${weather.id}?anchor=${weather.forkAnswer}`);
+      await expect.poll(() => page.locator("#content article.message").count()).toBe(2);
+      const shown = page.locator('svg.branch-drawing a.lane[aria-current="true"]');
+      await expect.poll(() => shown.getAttribute("data-leaf")).toBe(weather.forkAnswer);
+      expect(await page.locator("#branch").inputValue()).toBe(weather.forkAnswer);
+      // The fork point's dot opens its message.
+      await page.locator("svg.branch-drawing a.fork").click();
+      await expect.poll(() => page.url()).toContain(`/messages/${forkedAt}`);
+      await page.close();
+    });
+
     it("B14 a 300-message conversation shows its last message after scrolling, and says how many are shown", async () => {
       const { long } = harness.seeded;
       const page = await harness.open("/");

@@ -1,10 +1,11 @@
 import type { Branch, ConversationModel } from "./conversation-model.js";
+import { branchDrawing, placeBranches } from "./branch-drawing.js";
 import { element } from "./dom.js";
 
 /**
  * The branches of a conversation (forks): a picker that selects one (its leaf becomes the
- * `anchor` of the address) and a tree in which each branch sits under the branch it forks
- * from, with the message it forks after.
+ * `anchor` of the address), the tree drawn (branch-drawing.ts), and the same tree as a list in
+ * which each branch sits under the branch it forks from, with the message it forks after.
  */
 export interface BranchLinks {
   /** The address of the conversation following `anchor` (all branches when undefined). */
@@ -91,11 +92,17 @@ export function branchesNode(
     }
     nested.append(item);
   });
+  const drawing = branchDrawing(placeBranches(model, branches, parentOf), options.shown, {
+    branch: links.branch,
+    message: links.message,
+    navigate: links.navigate,
+  });
   return element(
     "div",
     {},
     element("label", { for: "branch" }, `${branches.length} branches: `),
     picker,
-    element("details", {}, element("summary", {}, "branch tree"), root),
+    drawing as unknown as HTMLElement,
+    element("details", {}, element("summary", {}, "branches as a list"), root),
   );
 }
