@@ -32,7 +32,7 @@ for (const file of list) bytes += statSync(file).size;
 const server = phase.endsWith("-sqlite")
   ? {
       ...(await import("../../packages/server/src/cli/commands/import-database.js")),
-      ...(await import("../../packages/server/src/cli/commands/import-durability.js")),
+      ...(await import("../../packages/server/src/store/deferred-durability.js")),
       ...(await import("../../packages/server/src/store/database.js")),
       ...(await import("../../packages/server/src/store/migrate.js")),
     }
@@ -43,7 +43,7 @@ const start = process.hrtime.bigint();
 if (sqlite !== undefined && server !== undefined) {
   // What `verbatim import … --into sqlite:<file>` runs, durable when it returns.
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
-  const durability = await server.importDurability(sqlite);
+  const durability = await server.deferDurability(sqlite);
   const report = await server.importChainsIntoDatabase(sqlite, into, source, "bench", list);
   await durability.finish();
   if (report.conversations.some((entry) => entry.outcome === "refused"))

@@ -1,18 +1,17 @@
 import { closeSync, fsyncSync, openSync } from "node:fs";
 import { sql } from "kysely";
-import type { StoreDatabase } from "../../store/database.js";
+import type { StoreDatabase } from "./database.js";
 
 /**
- * Durability of an import into SQLite: durable when the command returns, not at every commit.
- * The store commits every write with `synchronous=FULL` (one fsync per transaction), which is
- * most of an import's time. An import is re-runnable and idempotent, so while it runs its
- * connection commits with `synchronous=NORMAL` (WAL mode: commits are atomic and consistent, the
- * WAL is fsynced at checkpoints only); `finish` fsyncs the WAL file once and sets FULL again, so
- * everything imported is durable when the command returns. A power loss during the import may
- * lose its last writes (never half a write); running the import again writes them. Other
- * processes' commits keep their own setting. PostgreSQL is left as it is.
+ * Durable at the end instead of at every commit, for bulk work that can simply be run again (an
+ * import): on SQLite the store commits every write with `synchronous=FULL` (one fsync per
+ * transaction). Until `finish`, this connection commits with `synchronous=NORMAL` (WAL mode:
+ * commits stay atomic and consistent; the WAL is fsynced at checkpoints only); `finish` fsyncs
+ * the WAL file once and sets FULL again, so everything written is durable when it returns. A
+ * power loss before `finish` may lose the last commits (never half of one). Other processes'
+ * connections keep their own setting. PostgreSQL is left as it is (every commit durable).
  */
-export async function importDurability(
+export async function deferDurability(
   database: StoreDatabase,
 ): Promise<{ finish(): Promise<void> }> {
   const location = database.location;

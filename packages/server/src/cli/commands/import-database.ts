@@ -31,7 +31,7 @@ import { describeLocation, parseDatabaseLocation } from "../../store/location.js
 import { migrateDatabase } from "../../store/migrate.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
-import { importDurability } from "./import-durability.js";
+import { deferDurability } from "../../store/deferred-durability.js";
 import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
 
 /** What happened to one conversation in the store. */
@@ -268,7 +268,7 @@ export const importDatabase: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
-      const durability = await importDurability(database);
+      const durability = await deferDurability(database);
       if (mode === "job") {
         const code = await importJobsIntoDatabase({
           database,
