@@ -3,15 +3,22 @@ import { describe, expect, it } from "vitest";
 import { prefixHashes } from "./chain-matching.js";
 import { PrefixHashCache } from "./recorded-prefix-cache.js";
 
+interface ClientMessage {
+  readonly role: string;
+  readonly text: string;
+  readonly asString: boolean;
+  readonly marked: boolean;
+}
+
 /** A message as clients write it: string or block content, a cache marker or not. */
-const messageArbitrary = fc.record({
+const messageArbitrary: fc.Arbitrary<ClientMessage> = fc.record({
   role: fc.constantFrom("user", "assistant"),
   text: fc.string({ maxLength: 4 }),
   asString: fc.boolean(),
   marked: fc.boolean(),
 });
 
-function wire(message: fc.infer<typeof messageArbitrary>): unknown {
+function wire(message: ClientMessage): unknown {
   if (message.asString && !message.marked) return { role: message.role, content: message.text };
   const block: Record<string, unknown> = { type: "text", text: message.text };
   if (message.marked) block["cache_control"] = { type: "ephemeral" };
