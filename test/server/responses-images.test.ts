@@ -1,9 +1,11 @@
 /**
  * Images in the Responses API (issue 17), with the `openai` SDK on both databases: an
- * `input_image` given as a data URL or as an http(s) URL (served here on loopback) and images
- * in a `function_call_output` are kept as sent (content-addressed per subject in
- * ai_gateway_images) and reach every provider, in its own wire shape, in this request and in
- * every later request of the chain (read back from the store). A `file_id`, an `input_file` and
+ * `input_image` given as a data URL or as an http(s) URL (served here on loopback, a host this
+ * server is told to allow with VERBATIM_IMAGE_URL_HOSTS: by default it is refused, see
+ * responses-image-urls.test.ts) and images in a `function_call_output` are kept as sent
+ * (content-addressed per subject in ai_gateway_images) and reach every provider, in its own
+ * wire shape, in this request and in every later request of the chain (read back from the
+ * store). A `file_id`, an `input_file` and
  * bytes that are no image are refused with a 400 naming the part, and nothing is written. The
  * upstreams are stub models: local servers speaking each wire format, not the providers.
  */
@@ -21,7 +23,9 @@ const PNG_BASE64 =
 const GIF_BASE64 = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
 describeEachDialect("images in the Responses API", (getDatabase) => {
-  const { stubbed, client } = stubbedOpenAIClient(getDatabase);
+  const { stubbed, client } = stubbedOpenAIClient(getDatabase, {
+    VERBATIM_IMAGE_URL_HOSTS: "127.0.0.1",
+  });
   let imageServer: Server;
   let imageUrl: string;
 
@@ -195,6 +199,94 @@ describeEachDialect("images in the Responses API", (getDatabase) => {
       type: "image",
       source: { type: "base64", media_type: "image/png", data: PNG_BASE64 },
     });
+  });
+
+  it("input_items and the conversation's items give the image back as the input_image it was sent as", async () => {
+    stubbed().stubs.anthropic.script.push(
+      { toolCalls: [{ id: "toolu_items", name: "screenshot", arguments: "{}" }] },
+      { text: "Both seen." },
+    );
+    const dataUrl = `data:image/png;base64,${PNG_BASE64}`;
+    const tools = [
+      {
+        type: "function" as const,
+        name: "screenshot",
+        parameters: { type: "object" },
+        strict: false,
+      },
+    ];
+    const first = await client().responses.create({
+      model: "claude-images",
+      tools,
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "Compare" },
+            { type: "input_image", image_url: dataUrl, detail: "auto" },
+          ],
+        },
+      ],
+    });
+    const call = first.output.find((item) => item.type === "function_call");
+    const second = await client().responses.create({
+      model: "claude-images",
+      previous_response_id: first.id,
+      tools,
+      input: [
+        {
+          type: "function_call_output",
+          call_id: call?.type === "function_call" ? call.call_id : "",
+          output: [{ type: "input_image", image_url: dataUrl, detail: "auto" }],
+        },
+      ],
+    });
+    const firstItems = await client().responses.inputItems.list(first.id);
+    expect(firstItems.data[0]).toMatchObject({
+      type: "message",
+      role: "user",
+      content: [
+        { type: "input_text", text: "Compare" },
+        { type: "input_image", image_url: dataUrl },
+      ],
+    });
+    const secondItems = await client().responses.inputItems.list(second.id);
+    expect(secondItems.data[0]).toMatchObject({
+      type: "function_call_output",
+      output: [{ type: "input_image", image_url: dataUrl }],
+    });
+    const items = await client().conversations.items.list(second.conversation_id ?? "", {
+      order: "asc",
+    });
+    expect(JSON.stringify(items.data)).toContain(dataUrl);
+  });
+
+  it("conversation items created with an image keep it, and a response continuing sends it", async () => {
+    const conversation = await client().conversations.create({
+      items: [
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "Remember this picture" },
+            {
+              type: "input_image",
+              image_url: `data:image/gif;base64,${GIF_BASE64}`,
+              detail: "auto",
+            },
+          ],
+        },
+      ],
+    });
+    const listed = await client().conversations.items.list(conversation.id);
+    expect(JSON.stringify(listed.data)).toContain(`data:image/gif;base64,${GIF_BASE64}`);
+    stubbed().stubs.anthropic.script.push({ text: "A GIF pixel." });
+    await client().responses.create({
+      model: "claude-images",
+      conversation: conversation.id,
+      input: "What was it?",
+    });
+    expect(JSON.stringify(stubbed().lastSent("anthropic").messages[0])).toContain(GIF_BASE64);
   });
 
   it("file_id, input_file, a non-image and an unreachable URL are refused naming the part; nothing is written", async () => {

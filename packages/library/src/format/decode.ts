@@ -1,4 +1,6 @@
+import { Buffer } from "node:buffer";
 import type { z } from "zod";
+import { ConversationElementDecoder } from "./element-decode.js";
 import { fastParseJson } from "./fast-decode.js";
 import { VerbatimError } from "../core/errors.js";
 import {
@@ -110,6 +112,22 @@ function describeIssue(
  * and a `formatVersion` other than 1 are all unreadable.
  */
 export function decodeConversation(bytes: Uint8Array): DecodeResult {
+  // One value at a time (element-decode.ts), never the whole file as one string; anything it
+  // has a doubt about is decided by the whole-file decoder.
+  const decoder = new ConversationElementDecoder();
+  if (decoder.feed(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
+    const conversation = decoder.finish();
+    if (conversation !== undefined) return { ok: true, conversation };
+  }
+  return decodeWholeFile(bytes);
+}
+
+/**
+ * The whole-file decoder: the file as one string, parsed by the checked JSON.parse or the
+ * strict parser. It gives every reason a file is unreadable; `decodeConversation` and the
+ * archive's chunked reader use it for every file their element-wise path does not accept.
+ */
+export function decodeWholeFile(bytes: Uint8Array): DecodeResult {
   const text = decodeJsonBytes(bytes);
   if (!text.ok) {
     const byteOrderMark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;

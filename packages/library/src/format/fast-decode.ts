@@ -60,13 +60,27 @@ function keysInValue(value: unknown, depth: number): number {
 
 /** The parsed value when the fast path applies; undefined sends the caller to the strict path. */
 export function fastParseJson(text: string): { value: unknown } | undefined {
+  return checkedJsonParse(text, 0, membersInText(text));
+}
+
+/**
+ * JSON.parse of a value found at nesting `depth` of a document, with the same checks as
+ * `fastParseJson`; `members` is the number of members written in `text` (its `:` outside
+ * strings), counted by the caller.
+ */
+export function checkedJsonParse(
+  text: string,
+  depth: number,
+  members: number,
+): { value: unknown } | undefined {
+  if (members < 0) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
-  const keys = keysInValue(value, 0);
-  if (keys < 0 || keys !== membersInText(text)) return undefined;
+  const keys = keysInValue(value, depth);
+  if (keys < 0 || keys !== members) return undefined;
   return { value };
 }

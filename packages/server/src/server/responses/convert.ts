@@ -52,23 +52,50 @@ export interface ToolNaming {
 
 export const NO_TOOL_NAMING: ToolNaming = { custom: new Set(), namespaced: new Map() };
 
+/** The data URL of a kept image by its SHA-256; null when its bytes were not read. */
+export type ImageUrls = (sha256: string) => string | null;
+const NO_IMAGE_URLS: ImageUrls = () => null;
+
 /** One stored message as Responses API items (input items and output items alike). */
 export function messageToItems(message: GatewayMessage): ResponseItem[] {
   return namedItems(message, NO_TOOL_NAMING);
 }
 
+/** One stored message as items, its images given back as data URLs (input-images.ts). */
+export function messageItemsWithImages(message: GatewayMessage, images: ImageUrls): ResponseItem[] {
+  return namedItems(message, NO_TOOL_NAMING, images);
+}
+
+type ImagePart = { type: "input_image"; image_url: string | null; detail: "auto" };
+const imageParts = (blocks: readonly Block[], images: ImageUrls): ImagePart[] =>
+  blocks.flatMap((block) =>
+    block.type === "image"
+      ? [{ type: "input_image" as const, image_url: images(block.sha256), detail: "auto" as const }]
+      : [],
+  );
+
 /** One stored message as items, its tool calls named as the request's tools declared them. */
-export function namedItems(message: GatewayMessage, naming: ToolNaming): ResponseItem[] {
+export function namedItems(
+  message: GatewayMessage,
+  naming: ToolNaming,
+  images: ImageUrls = NO_IMAGE_URLS,
+): ResponseItem[] {
   const status = itemStatus(message.status);
   const items: ResponseItem[] = [];
   if (message.role === "tool") {
+    // A tool's images follow its result (input.ts): given back as parts of its output.
+    const toolImages = imageParts(message.content, images);
     message.content.forEach((block, index) => {
       if (block.type !== "toolResult") return;
+      const text = toolResultText(block);
       items.push({
         type: "function_call_output",
         id: index === 0 ? message.id : `${message.id}_${index}`,
         call_id: block.callID,
-        output: toolResultText(block),
+        output:
+          toolImages.length === 0 || items.length > 0
+            ? text
+            : [...(text === "" ? [] : [{ type: "input_text" as const, text }]), ...toolImages],
         status,
       });
     });
@@ -88,7 +115,12 @@ export function namedItems(message: GatewayMessage, naming: ToolNaming): Respons
       content:
         message.role === "assistant"
           ? [{ type: "output_text", text, annotations: [] }]
-          : [{ type: "input_text", text }],
+          : [
+              ...(text === "" && message.content.some((block) => block.type === "image")
+                ? []
+                : [{ type: "input_text" as const, text }]),
+              ...imageParts(message.content, images),
+            ],
     });
   }
   let call = 0;

@@ -123,6 +123,13 @@ export const createResponseBodySchema = z
   .describe("POST /v1/responses: continue the context of previous_response_id with input.");
 export type CreateResponseBody = z.infer<typeof createResponseBodySchema>;
 
+/** A kept image given back: its bytes as a data URL (null where they were not read). */
+const outputImagePartSchema = z.object({
+  type: z.literal("input_image"),
+  image_url: z.string().nullable(),
+  detail: z.literal("auto"),
+});
+
 export const outputMessageItemSchema = z.object({
   type: z.literal("message"),
   id: z.string(),
@@ -132,6 +139,7 @@ export const outputMessageItemSchema = z.object({
     z.union([
       z.object({ type: z.literal("output_text"), text, annotations: z.array(z.unknown()) }),
       inputTextPartSchema,
+      outputImagePartSchema,
     ]),
   ),
 });
@@ -159,7 +167,7 @@ export const outputFunctionCallOutputSchema = z.object({
   type: z.literal("function_call_output"),
   id: z.string(),
   call_id: z.string(),
-  output: z.string(),
+  output: z.union([z.string(), z.array(z.union([inputTextPartSchema, outputImagePartSchema]))]),
   status: z.string(),
 });
 

@@ -17,12 +17,13 @@ import { finishResponse, type StopCause } from "./finish.js";
 import { PartialAnswer } from "./partial-answer.js";
 import {
   callsOf,
-  messageToItems,
+  messageItemsWithImages,
   responseObject,
   withReasoning,
   type ResponseFacts,
 } from "./convert.js";
 import { inputToMessages, type NewMessage } from "./input.js";
+import { imageUrlsOf } from "./image-urls.js";
 import { imageLookup, resolveInputImages } from "./input-images.js";
 import { GatewayImageStore } from "../../gateway/images.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
@@ -388,7 +389,8 @@ export class ResponsesService {
   async inputItems(subject: string, id: string): Promise<ResponseItem[]> {
     const { message: output } = await this.#response(subject, id);
     const { inputs } = await this.#inputsOf(subject, output);
-    return inputs.flatMap(messageToItems);
+    const images = await imageUrlsOf(this.store, subject, inputs);
+    return inputs.flatMap((message) => messageItemsWithImages(message, images));
   }
 
   /** A stored response (an assistant message or a summary) and its request settings. */

@@ -132,7 +132,7 @@ export class StreamingResponseWriter implements ResponseSink {
     if (stream === undefined) return;
     for (const item of final.output) {
       if (item.type === "message") {
-        const text = item.content.map((part) => part.text).join("");
+        const text = item.content.map((part) => ("text" in part ? part.text : "")).join("");
         const outputIndex = this.#text?.outputIndex ?? this.#nextIndex++;
         const part = { type: "output_text", text, annotations: [] };
         stream.send("response.output_text.done", {

@@ -3,8 +3,16 @@ import type { Message } from "verbatim-llm/history";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
 import { resolveReferences } from "../responses/request-context.js";
+import { resolveInputImages } from "../responses/input-images.js";
+import { GatewayImageStore } from "../../gateway/images.js";
 import type { AppendMessageInput } from "../../gateway/prepare-append.js";
-import { callsOf, inputToMessages, messageToItems } from "../responses/convert.js";
+import {
+  callsOf,
+  inputToMessages,
+  messageItemsWithImages,
+  messageToItems,
+} from "../responses/convert.js";
+import { imageUrlsOf } from "../responses/image-urls.js";
 import type { InputItem, ResponseItem } from "../responses/schemas.js";
 import type { ConversationObject } from "./conversation-schemas.js";
 import type { GatewayConversation } from "../../gateway/message-types.js";
@@ -29,8 +37,9 @@ export async function conversationItems(
   conversationId: string,
 ): Promise<ResponseItem[]> {
   const { messages, deleted } = await conversations.chain(subject, conversationId, itemIdsOf);
+  const images = await imageUrlsOf(conversations.store, subject, messages);
   return messages
-    .flatMap((message) => messageToItems(message))
+    .flatMap((message) => messageItemsWithImages(message, images))
     .filter((item) => !deleted.has(item.id));
 }
 
@@ -96,7 +105,8 @@ function asItemsError(error: unknown): unknown {
  * Input items as messages to append after `context`, as the input of a response becomes
  * messages: a function call output names a call of the context or of the items before it, an
  * `item_reference` names a stored item of the subject's own, system and developer items keep
- * their role (a gateway fact). Every appended message is `completed`.
+ * their role (a gateway fact), images are kept (input-images.ts). Every appended message is
+ * `completed`.
  */
 export async function itemsToMessages(
   store: GatewayMessageStore,
@@ -105,12 +115,16 @@ export async function itemsToMessages(
   context: readonly Message[],
 ): Promise<AppendMessageInput[]> {
   let messages;
+  let images;
   try {
     const references = await resolveReferences(store, subject, [...items]);
-    messages = inputToMessages([...items], callsOf(context), references);
+    images = await resolveInputImages([...items]);
+    messages = inputToMessages([...items], callsOf(context), references, images);
   } catch (error) {
     throw asItemsError(error);
   }
+  // Kept before the items are appended (an image kept twice is one row).
+  await new GatewayImageStore(store.database).save(subject, images.values());
   return messages.map((message): AppendMessageInput => ({
     role: message.role,
     content: message.content,

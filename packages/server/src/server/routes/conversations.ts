@@ -2,7 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import { errorReplySchema } from "../errors.js";
-import { messageToItems } from "../responses/convert.js";
+import { messageItemsWithImages } from "../responses/convert.js";
+import { imageUrlsOf } from "../responses/image-urls.js";
 import { responseItemSchema } from "../responses/schemas.js";
 import {
   conversationItem,
@@ -172,7 +173,8 @@ export function registerConversationRoutes(
           context.messages,
         ),
       );
-      const data = stored.flatMap((message) => messageToItems(message));
+      const images = await imageUrlsOf(conversations.store, subjectUid, stored);
+      const data = stored.flatMap((message) => messageItemsWithImages(message, images));
       return {
         object: "list" as const,
         data,

@@ -54,6 +54,8 @@ export function replayEvents(response: ResponseObject): ReplayEvent[] {
         },
       });
       item.content.forEach((part, contentIndex) => {
+        // An answer's message holds text only (images are parts of input messages).
+        if (part.type === "input_image") return;
         const where = { item_id: item.id, output_index: outputIndex, content_index: contentIndex };
         const full =
           part.type === "output_text" ? { ...part, annotations: part.annotations ?? [] } : part;

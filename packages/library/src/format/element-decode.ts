@@ -1,0 +1,222 @@
+import { Buffer, isUtf8 } from "node:buffer";
+import { z } from "zod";
+import { conversationSchema, type SavedConversation } from "./conversation-schema.js";
+import { checkedJsonParse } from "./fast-decode.js";
+import {
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  NEED_MORE,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  isJsonWhitespace,
+  stringEnd,
+  valueEnd,
+  type ValueEnd,
+} from "./json-bytes.js";
+
+/**
+ * Decodes `conversation.json` one value at a time, from bytes given in chunks, so that a large
+ * file is never held as one string (docs/archive.md, "Memory"). The top-level object is read
+ * here; each element of its arrays (history messages, items, …) and each other member is cut
+ * out of the bytes, parsed with JSON.parse (checked as in fast-decode.ts: repeated keys,
+ * numbers, depth) and validated by its own schema, so its parsed copy is dropped at once.
+ *
+ * This path only ever accepts: a file it has any doubt about (not UTF-8, malformed, a repeated
+ * or unknown top-level key, an element the schema refuses, …) makes it give up, and the caller
+ * decodes the whole file with the whole-file decoder, which gives the precise reason. What it
+ * accepts, it accepts with the value the whole-file decoder gives (element-decode.test.ts).
+ */
+type Phase =
+  | "start"
+  | "firstKey"
+  | "key"
+  | "colon"
+  | "value"
+  | "afterValue"
+  | "firstElement"
+  | "element"
+  | "afterElement"
+  | "end"
+  | "failed";
+
+const shape = conversationSchema.shape as Record<string, z.ZodType>;
+
+/** The element schema of a top-level array member, when it has no other check. */
+function elementSchemaOf(key: string): z.ZodType | undefined {
+  const field = shape[key];
+  if (!(field instanceof z.ZodArray)) return undefined;
+  if ((field._zod.def.checks ?? []).length > 0) return undefined;
+  return field.element as z.ZodType;
+}
+
+export class ConversationElementDecoder {
+  private phase: Phase = "start";
+  /** Bytes not consumed yet (the start of a value that runs past the last chunk). */
+  private parts: Buffer[] = [];
+  private partsLength = 0;
+  /** A value longer than the bytes held is scanned again once twice as many are held. */
+  private retryAt = 0;
+  /** Top-level members in file order; split arrays are empty here and filled in at the end. */
+  private readonly members = new Map<string, unknown>();
+  private readonly arrays = new Map<string, unknown[]>();
+  private key = "";
+  private elementSchema: z.ZodType | undefined;
+  private elements: unknown[] = [];
+  private readonly found: ValueEnd = { end: 0, members: 0 };
+
+  /** Takes the next bytes of the file; false once this path has given up. */
+  feed(chunk: Buffer): boolean {
+    if (this.phase === "failed") return false;
+    this.parts.push(chunk);
+    this.partsLength += chunk.length;
+    if (this.partsLength < this.retryAt) return true;
+    this.scanParts();
+    return !this.hasFailed();
+  }
+
+  private hasFailed(): boolean {
+    return this.phase === "failed";
+  }
+
+  /** The conversation, or undefined when the whole-file decoder must decide. */
+  finish(): SavedConversation | undefined {
+    if (this.partsLength > 0) this.scanParts();
+    if (this.phase !== "end" || this.partsLength > 0) return undefined;
+    const skeleton: Record<string, unknown> = {};
+    // Every key was checked to be one of the schema's, so none of them is `__proto__`.
+    for (const [key, value] of this.members) skeleton[key] = value;
+    const result = conversationSchema.safeParse(skeleton);
+    if (!result.success) return undefined;
+    const conversation = result.data as Record<string, unknown>;
+    for (const [key, elements] of this.arrays) conversation[key] = elements;
+    return conversation as unknown as SavedConversation;
+  }
+
+  private scanParts(): void {
+    const window =
+      this.parts.length === 1
+        ? (this.parts[0] as Buffer)
+        : Buffer.concat(this.parts, this.partsLength);
+    const consumed = this.scan(window);
+    const rest = this.phase === "failed" ? 0 : window.length - consumed;
+    // A copy of what is left, so that the chunk it came from can be released.
+    this.parts = rest === 0 ? [] : [Buffer.from(window.subarray(consumed))];
+    this.partsLength = rest;
+    this.retryAt = rest * 2;
+  }
+
+  private fail(): number {
+    this.phase = "failed";
+    return 0;
+  }
+
+  /** JSON.parse of one value's bytes, checked; undefined when anything is in doubt. */
+  private parse(
+    bytes: Buffer,
+    start: number,
+    end: number,
+    depth: number,
+    members: number,
+  ): { value: unknown } | undefined {
+    if (!isUtf8(bytes.subarray(start, end))) return undefined;
+    return checkedJsonParse(bytes.toString("utf8", start, end), depth, members);
+  }
+
+  /** Reads tokens from `bytes`; returns how many bytes were consumed. */
+  private scan(bytes: Buffer): number {
+    const length = bytes.length;
+    const found = this.found;
+    let position = 0;
+    for (;;) {
+      while (position < length && isJsonWhitespace(bytes[position])) position++;
+      if (position >= length) return position;
+      const byte = bytes[position];
+      switch (this.phase) {
+        case "start":
+          if (byte !== OPEN_BRACE) return this.fail();
+          this.phase = "firstKey";
+          position++;
+          break;
+        case "firstKey":
+        case "key": {
+          if (byte === CLOSE_BRACE && this.phase === "firstKey") {
+            this.phase = "end";
+            position++;
+            break;
+          }
+          if (byte !== QUOTE) return this.fail();
+          const end = stringEnd(bytes, position);
+          if (end === NEED_MORE) return position;
+          const key = this.parse(bytes, position, end, 1, 0)?.value;
+          if (typeof key !== "string" || !Object.hasOwn(shape, key) || this.members.has(key)) {
+            return this.fail();
+          }
+          this.key = key;
+          this.phase = "colon";
+          position = end;
+          break;
+        }
+        case "colon":
+          if (byte !== COLON) return this.fail();
+          this.phase = "value";
+          position++;
+          break;
+        case "value": {
+          const elementSchema = byte === OPEN_BRACKET ? elementSchemaOf(this.key) : undefined;
+          if (elementSchema !== undefined) {
+            this.elementSchema = elementSchema;
+            this.elements = [];
+            this.members.set(this.key, []);
+            this.arrays.set(this.key, this.elements);
+            this.phase = "firstElement";
+            position++;
+            break;
+          }
+          valueEnd(bytes, position, found);
+          if (found.end === NEED_MORE) return position;
+          const parsed = this.parse(bytes, position, found.end, 1, found.members);
+          if (parsed === undefined) return this.fail();
+          this.members.set(this.key, parsed.value);
+          this.phase = "afterValue";
+          position = found.end;
+          break;
+        }
+        case "afterValue":
+          if (byte === COMMA) this.phase = "key";
+          else if (byte === CLOSE_BRACE) this.phase = "end";
+          else return this.fail();
+          position++;
+          break;
+        case "firstElement":
+        case "element": {
+          if (byte === CLOSE_BRACKET && this.phase === "firstElement") {
+            this.phase = "afterValue";
+            position++;
+            break;
+          }
+          valueEnd(bytes, position, found);
+          if (found.end === NEED_MORE) return position;
+          const parsed = this.parse(bytes, position, found.end, 2, found.members);
+          const checked = parsed && this.elementSchema?.safeParse(parsed.value);
+          if (checked === undefined || !checked.success) return this.fail();
+          this.elements.push(checked.data);
+          this.phase = "afterElement";
+          position = found.end;
+          break;
+        }
+        case "afterElement":
+          if (byte === COMMA) this.phase = "element";
+          else if (byte === CLOSE_BRACKET) this.phase = "afterValue";
+          else return this.fail();
+          position++;
+          break;
+        case "end":
+        case "failed":
+          return this.fail();
+      }
+    }
+  }
+}
