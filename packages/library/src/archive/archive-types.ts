@@ -64,4 +64,9 @@ export interface OpenedArchive {
 export interface ArchiveInternals {
   readonly writer?: PackageFileWriter;
   readonly budgetBytes?: number;
+  /**
+   * From this size of `conversation.json` on, a save keeps no encoded copy of the conversation
+   * and encodes it while writing (default STREAMED_SAVE_BYTES, 64 MiB).
+   */
+  readonly streamedSaveBytes?: number;
 }

@@ -8,12 +8,13 @@ import {
   entryAt,
   entryAtNow,
   fileEqualsPieces,
+  fileEqualsStream,
   listOwnedFiles,
   sameFingerprint,
   type Fingerprint,
 } from "./disk.js";
-import { checkCanonicalInSlices } from "./canonical-check.js";
-import { ConversationEncoder, samePieces } from "./encoder.js";
+import { bytesOfOpenFile, checkCanonicalInSlices } from "./canonical-check.js";
+import { ConversationEncoder, samePieces, streamedPieces } from "./encoder.js";
 import { freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
 import {
@@ -57,6 +58,13 @@ export type {
 
 const DEFAULT_SETTINGS: ArchiveSettings = { keepConversation: true };
 
+/**
+ * From this size of `conversation.json` on, a save encodes the conversation while writing it
+ * and keeps no encoded copy (docs/archive.md, "Memory"): below it, the encoder keeps each
+ * element's bytes so that a save encodes only what changed.
+ */
+export const STREAMED_SAVE_BYTES = 64 * 1024 * 1024;
+
 export const UNREADABLE_NOTICE_TEXT =
   "The saved agent conversation could not be read, so the panel starts empty. The agent/ folder is kept unchanged until a turn runs (it is then replaced) or a new conversation is started (it is then deleted).";
 
@@ -91,7 +99,7 @@ export async function openArchiveWith(
   if (kind !== "document" || !settings().keepConversation) {
     return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
   }
-  const read = await readAgentFolder(paths);
+  const read = await readAgentFolder(paths, true);
   archive.restore(read.disk, read.conversation, read.images, read.state === "unreadable");
   const notices: ArchiveNotice[] =
     read.unreadable === undefined
@@ -120,12 +128,13 @@ class PackageArchive implements ConversationArchive {
         readonly cancelled: { value: boolean };
       }
     | undefined;
-  private readonly encoder = new ConversationEncoder();
+  private encoder = new ConversationEncoder();
   private readonly copies = new WeakMap<object, { key: string; copy: object }>();
   /** Image bytes already hashed, by identity: each image is hashed once. */
   private readonly hashed = new WeakMap<Uint8Array, string>();
   private readonly writer: PackageFileWriter;
   private readonly budgetBytes: number;
+  private readonly streamedSaveBytes: number;
 
   constructor(
     private readonly paths: PackagePaths,
@@ -136,6 +145,7 @@ class PackageArchive implements ConversationArchive {
   ) {
     this.writer = internals.writer ?? atomicFileWriter();
     this.budgetBytes = internals.budgetBytes ?? IMAGE_BUDGET_BYTES;
+    this.streamedSaveBytes = internals.streamedSaveBytes ?? STREAMED_SAVE_BYTES;
   }
 
   get preservingUnreadable(): boolean {
@@ -158,17 +168,25 @@ class PackageArchive implements ConversationArchive {
     // What was read is on disk with every image and nothing to clean up: once the file is
     // found to be the canonical encoding of it (checked in slices after the open returns),
     // saving that same conversation writes nothing (unless the budget would drop an image).
-    const bytes = disk.readBytes;
-    disk.readBytes = undefined;
-    if (bytes !== undefined && imageBytes <= this.budgetBytes) {
-      freezeSavedElements(conversation);
-      const cancelled = { value: false };
-      this.openCheck = {
-        snapshot: snapshotInput(conversation, images),
-        canonical: checkCanonicalInSlices(conversation, bytes, cancelled).catch(() => false),
-        cancelled,
-      };
+    // The check reads the file it compares from the handle the open kept (the open does not
+    // keep its bytes) and closes it when done.
+    const file = disk.openFile;
+    disk.openFile = undefined;
+    if (file === undefined) return;
+    if (imageBytes > this.budgetBytes) {
+      void file.handle.close().catch(() => {});
+      return;
     }
+    freezeSavedElements(conversation);
+    const cancelled = { value: false };
+    const bytes = bytesOfOpenFile(file.handle.fd, file.size);
+    this.openCheck = {
+      snapshot: snapshotInput(conversation, images),
+      canonical: checkCanonicalInSlices(conversation, bytes, cancelled)
+        .catch(() => false)
+        .finally(() => file.handle.close().catch(() => {})),
+      cancelled,
+    };
   }
 
   turnStarted(): void {
@@ -340,14 +358,28 @@ class PackageArchive implements ConversationArchive {
     if (blocked.size > 0) budget = this.budget(conversation, images, blocked);
     this.verifyImages(budget);
 
-    const pieces = this.encoder.encode(budget.conversation);
+    // A large conversation is encoded while it is written, and no encoded copy is kept.
+    const streamed = (disk.conversationFingerprint?.size ?? 0) >= this.streamedSaveBytes;
+    if (streamed) {
+      this.previousPieces = undefined;
+      this.encoder = new ConversationEncoder();
+    }
+    const pieces = streamed ? undefined : this.encoder.encode(budget.conversation);
     const agentBefore = folders.agentFolder();
     const conversationChanged =
-      this.previousPieces !== undefined
+      this.previousPieces !== undefined && pieces !== undefined
         ? !samePieces(pieces, this.previousPieces)
         : disk.conversationFingerprint === undefined ||
           agentBefore === undefined ||
-          !(await fileEqualsPieces(agentBefore.entry(CONVERSATION_FILE), pieces));
+          // Streamed, with the file as the last save left it: the input differs from that
+          // save's, so the file is written again without encoding it once more to compare.
+          (pieces === undefined && this.lastInput !== undefined) ||
+          !(await (pieces === undefined
+            ? fileEqualsStream(
+                agentBefore.entry(CONVERSATION_FILE),
+                streamedPieces(budget.conversation),
+              )
+            : fileEqualsPieces(agentBefore.entry(CONVERSATION_FILE), pieces)));
     const newImages = toWrite();
     const staleImages = [...disk.verifiedImages, ...disk.otherImages].filter(
       (name) => !budget.images.has(name),
@@ -373,7 +405,11 @@ class PackageArchive implements ConversationArchive {
       await this.writer.syncFolder(imagesFolder.checkedPath);
     }
     if (conversationChanged) {
-      bytesWritten += await this.writer.writeFile(agent.checkedPath, CONVERSATION_FILE, pieces);
+      bytesWritten += await this.writer.writeFile(
+        agent.checkedPath,
+        CONVERSATION_FILE,
+        pieces ?? streamedPieces(budget.conversation),
+      );
       await this.writer.syncFolder(agent.checkedPath);
     }
     if (this.createdAgent) await this.writer.syncFolder(folders.root.checkedPath);

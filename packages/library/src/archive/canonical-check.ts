@@ -1,10 +1,12 @@
+import { readSync } from "node:fs";
 import type { SavedConversation } from "../format/conversation-schema.js";
 
 /**
  * Whether `bytes` are exactly the canonical encoding of `conversation` (docs/format-1.md, "Byte
  * rules"), checked at open so that a save of the conversation as it was read writes nothing.
  * The canonical text is generated piece by piece and each piece's UTF-8 compared with the file's
- * bytes as it goes (no copy of the file, as bytes or as text, is built). Strings and numbers are written by the engine's
+ * bytes as it goes (no copy of the file, as bytes or as text, is built): bytes in memory, or
+ * read from the open file in batches (`bytesOfOpenFile`), so the open need not keep the file. Strings and numbers are written by the engine's
  * JSON.stringify, whose escaping and number printing the byte rules adopt. Anything this walk
  * does not recognise counts as not canonical (the next save then rewrites the file).
  */
@@ -23,12 +25,46 @@ function lineStart(depth: number): string {
   return start;
 }
 
+/** The bytes the canonical text is compared with. */
+export interface ComparedBytes {
+  readonly length: number;
+  /** Whether the first `length` bytes of `expected` equal the bytes at `offset`. */
+  equals(expected: Buffer, length: number, offset: number): boolean;
+}
+
+export function bytesInMemory(bytes: Uint8Array): ComparedBytes {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  return {
+    length: buffer.length,
+    equals: (expected, length, offset) =>
+      buffer.compare(expected, 0, length, offset, offset + length) === 0,
+  };
+}
+
+/** The first `size` bytes of an open file, read (synchronously) where they are compared. */
+export function bytesOfOpenFile(fd: number, size: number): ComparedBytes {
+  let read = Buffer.allocUnsafe(64 * 1024);
+  return {
+    length: size,
+    equals(expected, length, offset) {
+      if (read.length < length) read = Buffer.allocUnsafe(length);
+      let filled = 0;
+      while (filled < length) {
+        const bytesRead = readSync(fd, read, filled, length - filled, offset + filled);
+        if (bytesRead === 0) return false;
+        filled += bytesRead;
+      }
+      return expected.compare(read, 0, length, 0, length) === 0;
+    },
+  };
+}
+
 class CanonicalComparison {
   private offset = 0;
   private scratch = Buffer.allocUnsafe(64 * 1024);
   matches = true;
 
-  constructor(private readonly bytes: Buffer) {}
+  constructor(private readonly bytes: ComparedBytes) {}
 
   private pending = "";
 
@@ -48,7 +84,7 @@ class CanonicalComparison {
     }
     const length = this.scratch.write(piece, 0, "utf8");
     const end = this.offset + length;
-    if (end > this.bytes.length || this.bytes.compare(this.scratch, 0, length, this.offset, end)) {
+    if (end > this.bytes.length || !this.bytes.equals(this.scratch, length, this.offset)) {
       this.matches = false;
     }
     this.offset = end;
@@ -166,11 +202,9 @@ const ELEMENTS_PER_STEP = 32;
  */
 export function* canonicalEncodingSteps(
   conversation: SavedConversation,
-  bytes: Uint8Array,
+  bytes: ComparedBytes,
 ): Generator<void, boolean> {
-  const comparison = new CanonicalComparison(
-    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
-  );
+  const comparison = new CanonicalComparison(bytes);
   const record = conversation as unknown as Record<string, unknown>;
   if (Object.getPrototypeOf(record) !== Object.prototype) return false;
   const keys = Object.keys(record)
@@ -205,7 +239,7 @@ export function* canonicalEncodingSteps(
 }
 
 export function isCanonicalEncoding(conversation: SavedConversation, bytes: Uint8Array): boolean {
-  const steps = canonicalEncodingSteps(conversation, bytes);
+  const steps = canonicalEncodingSteps(conversation, bytesInMemory(bytes));
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;
@@ -219,7 +253,7 @@ export function isCanonicalEncoding(conversation: SavedConversation, bytes: Uint
  */
 export async function checkCanonicalInSlices(
   conversation: SavedConversation,
-  bytes: Uint8Array,
+  bytes: ComparedBytes,
   cancelled: { readonly value: boolean },
   sliceMilliseconds = 5,
 ): Promise<boolean> {

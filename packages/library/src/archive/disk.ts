@@ -1,6 +1,6 @@
-import { constants, type Dirent } from "node:fs";
+import { constants, type Dirent, type Stats } from "node:fs";
 import { lstatSync } from "node:fs";
-import { lstat, open, readdir } from "node:fs/promises";
+import { lstat, open, readdir, type FileHandle } from "node:fs/promises";
 import { isImageFileName, isTemporaryFileName } from "./layout.js";
 
 /** What the archive last saw of a file or folder, to notice changes made by someone else. */
@@ -65,19 +65,33 @@ export function isMissing(error: unknown): boolean {
 export async function readRegularFile(
   path: string,
 ): Promise<{ bytes: Buffer; fingerprint: Fingerprint } | undefined> {
+  return withRegularFile(path, undefined, async (handle, info) => ({
+    bytes: await handle.readFile(),
+    fingerprint: { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs },
+  }));
+}
+
+/**
+ * Runs `use` on the regular file at `path`, opened without following a symbolic link
+ * (O_NOFOLLOW; O_NONBLOCK, so a named pipe swapped in never blocks the open), and closes it;
+ * `otherwise` when it is not a regular file, cannot be opened, or `use` throws.
+ */
+async function withRegularFile<T>(
+  path: string,
+  otherwise: T,
+  use: (handle: FileHandle, info: Stats) => Promise<T>,
+): Promise<T> {
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return undefined;
+    return otherwise;
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) return undefined;
-    const bytes = await handle.readFile();
-    return { bytes, fingerprint: { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs } };
+    return info.isFile() ? await use(handle, info) : otherwise;
   } catch {
-    return undefined;
+    return otherwise;
   } finally {
     await handle.close();
   }
@@ -129,17 +143,10 @@ const COMPARE_CHUNK_BYTES = 1024 * 1024;
  * concatenated; read in 1 MiB chunks, so no copy of the file is kept.
  */
 export async function fileEqualsPieces(path: string, pieces: readonly Buffer[]): Promise<boolean> {
-  let handle;
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    const info = await handle.stat();
-    let total = 0;
-    for (const piece of pieces) total += piece.length;
-    if (!info.isFile() || info.size !== total) return false;
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  return withRegularFile(path, false, async (handle, info) => {
+    if (info.size !== total) return false;
     const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK_BYTES, Math.max(total, 1)));
     let position = 0;
     let pieceIndex = 0;
@@ -169,9 +176,34 @@ export async function fileEqualsPieces(path: string, pieces: readonly Buffer[]):
       position += bytesRead;
     }
     return true;
-  } catch {
-    return false;
-  } finally {
-    await handle.close();
-  }
+  });
+}
+
+/**
+ * `fileEqualsPieces` for pieces made as they are consumed: each is compared with the file's
+ * bytes at its place as it comes, and the walk stops at the first difference.
+ */
+export async function fileEqualsStream(path: string, pieces: Iterable<Buffer>): Promise<boolean> {
+  return withRegularFile(path, false, async (handle, info) => {
+    let chunk = Buffer.allocUnsafe(COMPARE_CHUNK_BYTES);
+    let position = 0;
+    for (const piece of pieces) {
+      if (position + piece.length > info.size) return false;
+      if (chunk.length < piece.length) chunk = Buffer.allocUnsafe(piece.length);
+      let filled = 0;
+      while (filled < piece.length) {
+        const { bytesRead } = await handle.read(
+          chunk,
+          filled,
+          piece.length - filled,
+          position + filled,
+        );
+        if (bytesRead === 0) return false;
+        filled += bytesRead;
+      }
+      if (piece.compare(chunk, 0, piece.length) !== 0) return false;
+      position += piece.length;
+    }
+    return position === info.size;
+  });
 }

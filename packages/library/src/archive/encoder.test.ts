@@ -4,7 +4,7 @@ import { encodeConversation } from "../format/encode.js";
 import { emptyConversation } from "../format/empty.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { anySavedConversation } from "../../../../test/support/saved-conversation-arbitrary.js";
-import { ConversationEncoder, piecesEqualBytes, samePieces } from "./encoder.js";
+import { ConversationEncoder, piecesEqualBytes, samePieces, streamedPieces } from "./encoder.js";
 
 describe("the incremental encoder", () => {
   it("A2 writes exactly the canonical bytes of encodeConversation", () => {
@@ -15,6 +15,31 @@ describe("the incremental encoder", () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it("A2 the streamed pieces of a large save are the same canonical bytes", () => {
+    fc.assert(
+      fc.property(anySavedConversation, (conversation) => {
+        expect(Buffer.concat([...streamedPieces(conversation)])).toEqual(
+          encodeConversation(conversation),
+        );
+      }),
+      { numRuns: 60 },
+    );
+    // Arrays of many pieces (about 32K characters each), and an empty conversation object.
+    const long: SavedConversation = {
+      ...emptyConversation(),
+      items: Array.from({ length: 700 }, (_, index) => ({
+        id: `i${index}`,
+        type: "user" as const,
+        text: `text ${index} デザイン 🎨 `.repeat(index % 50),
+      })),
+      resolvedCards: Array.from({ length: 513 }, (_, index) => `card ${index}`),
+    };
+    expect(Buffer.concat([...streamedPieces(long)])).toEqual(encodeConversation(long));
+    const pieces = [...streamedPieces(long)];
+    expect(pieces.length).toBeGreaterThan(6);
+    expect(Buffer.concat([...streamedPieces({} as SavedConversation)]).toString()).toBe("{}\n");
   });
 
   it("A2 reused pieces still give the canonical bytes after any change between saves", () => {

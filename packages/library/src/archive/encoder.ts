@@ -201,6 +201,69 @@ export class ConversationEncoder {
   }
 }
 
+/** Characters of canonical text turned into one streamed piece (below V8's large-object size). */
+const STREAMED_PIECE_CHARACTERS = 32 * 1024;
+
+/**
+ * The same bytes as `ConversationEncoder.encode`, made as they are consumed, in pieces of
+ * about 32K characters, and nothing is kept: a large conversation is written without a second
+ * copy of it in memory, and the text of each piece is short-lived garbage for the engine's
+ * young generation (docs/archive.md, "Memory"). Each value is encoded whenever the pieces are
+ * walked.
+ */
+export function* streamedPieces(conversation: SavedConversation): Generator<Buffer> {
+  const record = conversation as unknown as Record<string, unknown>;
+  let text = "{";
+  let first = true;
+  for (const key of Object.keys(record).sort()) {
+    const value = record[key];
+    if (value === undefined) continue;
+    text += `${first ? "" : ","}\n  ${JSON.stringify(key)} : `;
+    first = false;
+    if (Array.isArray(value)) {
+      if (value.length === 0) {
+        text += "[]";
+        continue;
+      }
+      text += "[";
+      for (let index = 0; index < value.length; index++) {
+        const element: unknown = value[index];
+        if (element === undefined) canonicalJsonFragment([undefined]); // refuses with the writer's error
+        text += (index > 0 ? "," : "") + ELEMENT_INDENT + canonicalJsonFragment(element, 2);
+        if (text.length >= STREAMED_PIECE_CHARACTERS) {
+          yield Buffer.from(text);
+          text = "";
+        }
+      }
+      text += "\n  ]";
+    } else if (value instanceof Map) {
+      text += mapText(value as Map<unknown, unknown>);
+    } else {
+      text += canonicalJsonFragment(value, 1);
+    }
+  }
+  yield Buffer.from(first ? "{}\n" : `${text}\n}\n`);
+}
+
+/** A top-level map as `ConversationEncoder` writes it (entries sorted by key). */
+function mapText(map: Map<unknown, unknown>): string {
+  const entries: [string, unknown][] = [];
+  for (const [key, value] of map) {
+    if (typeof key !== "string") {
+      canonicalJsonFragment(new Map([[key, value]])); // refuses with the writer's error
+      continue;
+    }
+    if (value !== undefined) entries.push([key, value]);
+  }
+  if (entries.length === 0) return "{}";
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const parts = entries.map(
+    ([key, value]) =>
+      `${ELEMENT_INDENT}${JSON.stringify(key)} : ${canonicalJsonFragment(value, 2)}`,
+  );
+  return `{${parts.join(",")}\n  }`;
+}
+
 /** True when two piece lists hold the same bytes (pieces compared by identity first). */
 export function samePieces(a: readonly Buffer[], b: readonly Buffer[]): boolean {
   if (a.length !== b.length) return false;

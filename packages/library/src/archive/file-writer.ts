@@ -23,8 +23,11 @@ export type StepHook = (step: SaveStep, path: string) => void;
 
 /** The file operations a save uses. `writeFile` must leave either the old file or the new one. */
 export interface PackageFileWriter {
-  /** Puts `pieces` (concatenated) at `folder/name`; returns the bytes written. */
-  writeFile(folder: string, name: string, pieces: readonly Uint8Array[]): Promise<number>;
+  /**
+   * Puts `pieces` (concatenated) at `folder/name`; returns the bytes written. The pieces may be
+   * made as they are consumed (a large conversation is encoded while it is written).
+   */
+  writeFile(folder: string, name: string, pieces: Iterable<Uint8Array>): Promise<number>;
   /** Makes the renames and removals in `folder` durable. */
   syncFolder(folder: string): Promise<void>;
   makeFolder(path: string): Promise<void>;
@@ -34,17 +37,17 @@ export interface PackageFileWriter {
 
 export interface FileWriterOptions {
   readonly onStep?: StepHook;
-  /** Largest piece written by one system call (steps inside large writes). Default 64 MiB. */
+  /** Largest piece written by one system call (steps inside large writes). Default 1 MiB. */
   readonly pieceBytes?: number;
 }
 
-const DEFAULT_PIECE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_PIECE_BYTES = 1024 * 1024;
 /** writev takes at most this many buffers per call on Linux (IOV_MAX). */
 const MAX_BUFFERS_PER_WRITE = 1024;
 
 /** Groups pieces into writes of at most `pieceBytes` bytes and 1,024 buffers. */
 export function* writeGroups(
-  pieces: readonly Uint8Array[],
+  pieces: Iterable<Uint8Array>,
   pieceBytes: number,
 ): Generator<Uint8Array[]> {
   let group: Uint8Array[] = [];

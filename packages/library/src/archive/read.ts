@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { sha256Hex } from "../core/hash.js";
 import type { UnreadableReason } from "../format/decode.js";
-import { decodeConversationQuickly } from "../format/quick-decode.js";
 import { emptyConversation } from "../format/empty.js";
 import type { PendingMessage, SavedConversation } from "../format/conversation-schema.js";
 import type { Block, Message } from "../history/message.js";
@@ -12,6 +11,7 @@ import {
   readRegularFile,
   type Fingerprint,
 } from "./disk.js";
+import { readConversationFile, type OpenConversationFile } from "./conversation-file.js";
 import { CONVERSATION_FILE, IMAGES_FOLDER, imageFileName, type PackagePaths } from "./layout.js";
 import { PackageFolders } from "./package-folders.js";
 
@@ -27,10 +27,11 @@ export interface UnreadableFolder {
 export interface DiskState {
   /**
    * Right after opening, when every image `conversation.json` names was read and there is
-   * nothing to clean up: its bytes, to check that they are the canonical encoding of the
-   * conversation returned (then a save of that same conversation has nothing to write).
+   * nothing to clean up: the file, still open, to check that its bytes are the canonical
+   * encoding of the conversation returned (then a save of that same conversation has nothing
+   * to write). Whoever takes it closes it.
    */
-  readBytes: Buffer | undefined;
+  openFile: OpenConversationFile | undefined;
   conversationFingerprint: Fingerprint | undefined;
   imagesFingerprint: Fingerprint | undefined;
   /** Image files whose bytes were checked against their name (read at open or written by us). */
@@ -56,7 +57,7 @@ export interface AgentFolderRead {
 
 export function emptyDisk(): DiskState {
   return {
-    readBytes: undefined,
+    openFile: undefined,
     conversationFingerprint: undefined,
     imagesFingerprint: undefined,
     verifiedImages: new Set(),
@@ -101,8 +102,13 @@ const READ_CONCURRENCY = 16;
  * gives `state: "unreadable"` with the reason (A14); a missing or wrong image reads as
  * `imageOmitted` (A15). Nothing is reached through a symbolic link: a link at `agent/`,
  * `agent/images/` or `agent/conversation.json` makes the conversation unreadable (A14).
+ * With `keepFileOpen`, a readable `conversation.json` with nothing to clean up stays open in
+ * `disk.openFile` for the canonical check; the caller closes it.
  */
-export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderRead> {
+export async function readAgentFolder(
+  paths: PackagePaths,
+  keepFileOpen = false,
+): Promise<AgentFolderRead> {
   let folders: PackageFolders;
   try {
     folders = PackageFolders.open(paths.packageDir);
@@ -110,13 +116,13 @@ export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderR
     return unreadableRead(true, { message: `agent/ cannot be read: ${describe(error)}` });
   }
   try {
-    return await readFrom(folders);
+    return await readFrom(folders, keepFileOpen);
   } finally {
     folders.close();
   }
 }
 
-async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
+async function readFrom(folders: PackageFolders, keepFileOpen: boolean): Promise<AgentFolderRead> {
   const agent = folders.agent;
   if (agent.kind === "absent") return absentRead(false);
   if (agent.kind === "symlink") {
@@ -150,11 +156,11 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
           : "agent/conversation.json is not a regular file",
     });
   }
-  const read = await readRegularFile(conversationPath);
+  const read = await readConversationFile(conversationPath, keepFileOpen);
   if (read === undefined) {
     return unreadableRead(true, { message: "agent/conversation.json cannot be read" });
   }
-  const decoded = await decodeConversationQuickly(read.bytes);
+  const decoded = read.decoded;
   if (!decoded.ok) {
     return unreadableRead(true, {
       message: `agent/conversation.json cannot be read: ${decoded.reason.message}`,
@@ -163,27 +169,13 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
   }
 
   const disk = emptyDisk();
-  for (const name of (await listOwnedFiles(agentFolder.checkedPath)).temporaries) {
-    disk.temporaries.add(name);
-  }
   disk.conversationFingerprint = read.fingerprint;
   const found = new Map<string, Uint8Array>();
-  if (folders.images.kind === "folder") {
-    const imagesFolder = folders.images.folder;
-    disk.imagesFingerprint = imagesFolder.fingerprint;
-    const owned = await listOwnedFiles(imagesFolder.checkedPath);
-    for (const name of owned.images) disk.otherImages.add(name);
-    for (const name of owned.temporaries) disk.temporaries.add(join(IMAGES_FOLDER, name));
-    const wanted = [...referencedImageNames(decoded.conversation)].filter(([name]) =>
-      disk.otherImages.has(name),
-    );
-    await forEachLimited(wanted, READ_CONCURRENCY, async ([name, sha256]) => {
-      const image = await readRegularFile(imagesFolder.entry(name));
-      if (image === undefined || sha256Hex(image.bytes) !== sha256) return;
-      found.set(name, image.bytes);
-      disk.otherImages.delete(name);
-      disk.verifiedImages.add(name);
-    });
+  try {
+    await readImages(folders, decoded.conversation, disk, found);
+  } catch (error) {
+    await read.file?.handle.close();
+    throw error;
   }
   const {
     conversation,
@@ -196,7 +188,8 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
     droppedPendingImages === 0 &&
     disk.otherImages.size === 0 &&
     disk.temporaries.size === 0;
-  if (nothingToDo) disk.readBytes = read.bytes;
+  if (nothingToDo) disk.openFile = read.file;
+  else await read.file?.handle.close();
   return {
     state: "readable",
     agentExists: true,
@@ -205,6 +198,34 @@ async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
     unreadableImageBlocks: omittedBlocks,
     disk,
   };
+}
+
+/** Lists `agent/` and `agent/images/` and reads the images the conversation names (A15). */
+async function readImages(
+  folders: PackageFolders,
+  saved: SavedConversation,
+  disk: DiskState,
+  found: Map<string, Uint8Array>,
+): Promise<void> {
+  const agent = folders.agent;
+  if (agent.kind !== "folder") return;
+  for (const name of (await listOwnedFiles(agent.folder.checkedPath)).temporaries) {
+    disk.temporaries.add(name);
+  }
+  if (folders.images.kind !== "folder") return;
+  const imagesFolder = folders.images.folder;
+  disk.imagesFingerprint = imagesFolder.fingerprint;
+  const owned = await listOwnedFiles(imagesFolder.checkedPath);
+  for (const name of owned.images) disk.otherImages.add(name);
+  for (const name of owned.temporaries) disk.temporaries.add(join(IMAGES_FOLDER, name));
+  const wanted = [...referencedImageNames(saved)].filter(([name]) => disk.otherImages.has(name));
+  await forEachLimited(wanted, READ_CONCURRENCY, async ([name, sha256]) => {
+    const image = await readRegularFile(imagesFolder.entry(name));
+    if (image === undefined || sha256Hex(image.bytes) !== sha256) return;
+    found.set(name, image.bytes);
+    disk.otherImages.delete(name);
+    disk.verifiedImages.add(name);
+  });
 }
 
 function absentRead(agentExists: boolean): AgentFolderRead {

@@ -1,0 +1,95 @@
+import { Buffer } from "node:buffer";
+import { constants } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import type { DecodeResult } from "../format/decode.js";
+import { QUICK_DECODE_MAX_BYTES, decodeConversationQuickly } from "../format/quick-decode.js";
+import type { Fingerprint } from "./disk.js";
+
+/** Bytes read and decoded at a time: the file is never held whole unless it is unreadable. */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+
+/** `agent/conversation.json`, read and decoded; `file` is still open when it was kept. */
+export interface ConversationFileRead {
+  readonly decoded: DecodeResult;
+  readonly fingerprint: Fingerprint;
+  /** The file as it was read (open), when asked for; whoever gets it closes it. */
+  readonly file: OpenConversationFile | undefined;
+}
+
+/** An open `conversation.json`, for the canonical check that runs after the open. */
+export interface OpenConversationFile {
+  readonly handle: FileHandle;
+  /** Its size when it was read. */
+  readonly size: number;
+}
+
+/**
+ * Reads and decodes a regular file without following a symbolic link (O_NOFOLLOW; O_NONBLOCK,
+ * so a named pipe swapped in never blocks the open): a link, a folder, a pipe or a missing file
+ * gives undefined. A small file is read whole and decoded without loading zod when it is valid
+ * (format/quick-decode.ts). A large one is read in chunks of 1 MiB, each given to the
+ * element-wise decoder (format/element-decode.ts), so neither its bytes nor its text are held
+ * whole; a file that path does not accept is read again whole and given to the whole-file
+ * decoder, which says why it is unreadable. With `keepOpen`, a readable file stays open for
+ * the caller.
+ */
+export async function readConversationFile(
+  path: string,
+  keepOpen: boolean,
+): Promise<ConversationFileRead | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  let kept = false;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return undefined;
+    const decoded =
+      info.size <= QUICK_DECODE_MAX_BYTES
+        ? await decodeConversationQuickly(await readAll(handle))
+        : await decodeInChunks(handle);
+    const fingerprint = { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+    kept = keepOpen && decoded.ok;
+    return { decoded, fingerprint, file: kept ? { handle, size: info.size } : undefined };
+  } catch {
+    return undefined;
+  } finally {
+    if (!kept) await handle.close();
+  }
+}
+
+async function decodeInChunks(handle: FileHandle): Promise<DecodeResult> {
+  const [{ ConversationElementDecoder }, { decodeWholeFile }] = await Promise.all([
+    import("../format/element-decode.js"),
+    import("../format/decode.js"),
+  ]);
+  const decoder = new ConversationElementDecoder();
+  let position = 0;
+  for (;;) {
+    // A new buffer each time: the decoder may hold on to the last one until the next arrives.
+    const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    if (!decoder.feed(chunk.subarray(0, bytesRead))) return decodeWholeFile(await readAll(handle));
+  }
+  const conversation = decoder.finish();
+  if (conversation !== undefined) return { ok: true, conversation };
+  return decodeWholeFile(await readAll(handle));
+}
+
+/** The whole file, from its first byte (positional reads, so the handle's offset is unused). */
+async function readAll(handle: FileHandle): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let position = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) return Buffer.concat(chunks, position);
+    chunks.push(chunk.subarray(0, bytesRead));
+    position += bytesRead;
+  }
+}
