@@ -248,7 +248,10 @@ async function appendInOneStatement(
 export async function appendWithinTransaction(
   trx: Kysely<StoreSchema>,
   plan: Omit<AppendPlan, "idempotency">,
+  writesInWith: boolean,
 ): Promise<readonly MessageRow[]> {
+  // PostgreSQL: one statement (as appendChain), here inside the caller's transaction.
+  if (writesInWith) return appendInOneStatement(trx, plan);
   const outcome = await appendInTransaction(trx, plan);
   if (outcome.replayed) throw new Error("an append without idempotency key was replayed");
   return outcome.rows;

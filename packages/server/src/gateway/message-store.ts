@@ -259,14 +259,18 @@ export class GatewayMessageStore {
     const { rows, messages } = await inTransaction(this.database, async (trx) => {
       const anchor = await matcher.match(trx);
       const kept = all.slice(Math.min(anchor.storedMessages, all.length - 1));
-      const rows = await appendWithinTransaction(trx, {
-        subjectUid: subject,
-        conversationId: anchor.conversationId,
-        previousMessageId: anchor.previousMessageId,
-        messages: kept,
-        conversationMetadata,
-        now: now.toISOString(),
-      });
+      const rows = await appendWithinTransaction(
+        trx,
+        {
+          subjectUid: subject,
+          conversationId: anchor.conversationId,
+          previousMessageId: anchor.previousMessageId,
+          messages: kept,
+          conversationMetadata,
+          now: now.toISOString(),
+        },
+        this.database.capabilities.writesInWith,
+      );
       const written = rows.map((row, index) => {
         const message = kept[index];
         if (message === undefined) throw new Error("append stored more rows than messages");

@@ -13,7 +13,7 @@ import { inTransaction } from "../store/transaction.js";
 import { messageHash } from "./chain-matching.js";
 import { PrefixHashCache } from "./recorded-prefix-cache.js";
 import { newId } from "./ids.js";
-import { writeRecordedHistory } from "./recorded-history.js";
+import { writeRecordedHistory, type RecordedHistory } from "./recorded-history.js";
 import { recordedAnswer } from "./recorded-messages.js";
 import { decodeBody, usageOf, type WireFormat } from "./recorded-usage.js";
 
@@ -52,6 +52,11 @@ export interface RecordedCallResult {
 
 export interface RecordedCallsOptions {
   /**
+   * Write each call's history as gateway messages too (default true); false keeps only the
+   * raw calls and the chain nodes (the benchmark compares both).
+   */
+  readonly gatewayMessages?: boolean;
+  /**
    * Run both bodies through the trajectory sanitizer's rules before storing them (default
    * false: exact bytes, for replay). VERBATIM_RECORD_REDACT=1 turns it on for `verbatim serve`.
    */
@@ -84,11 +89,14 @@ export class RecordedCalls {
   /** The prefix hashes of each session's last call, reused by its next (recorded-prefix-cache). */
   readonly prefixes = new PrefixHashCache();
 
+  private readonly gatewayMessages: boolean;
+
   constructor(
     private readonly database: StoreDatabase,
     options: RecordedCallsOptions = {},
   ) {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
+    this.gatewayMessages = options.gatewayMessages !== false;
   }
 
   async record(call: CallToRecord): Promise<RecordedCallResult> {
@@ -140,16 +148,19 @@ export class RecordedCalls {
         });
       }
       // The new messages and the answer as gateway messages of the conversation.
-      const history = await writeRecordedHistory(db, {
-        subjectUid: call.subjectUid,
-        conversationId,
-        anchorMessageId: deepest?.anchor_message_id ?? null,
-        format: call.format,
-        messages: call.messages,
-        from: matchedCount,
-        answer,
-        now: createdAt,
-      });
+      const history: RecordedHistory = !this.gatewayMessages
+        ? { messageIds: [], answerId: null }
+        : await writeRecordedHistory(db, {
+            subjectUid: call.subjectUid,
+            conversationId,
+            anchorMessageId: deepest?.anchor_message_id ?? null,
+            format: call.format,
+            messages: call.messages,
+            from: matchedCount,
+            answer,
+            now: createdAt,
+            writesInWith: this.database.capabilities.writesInWith,
+          });
       const nodes: ChainNodeRow[] = [];
       let anchor = deepest?.anchor_message_id ?? null;
       let anchorCount = deepest?.anchor_count ?? null;

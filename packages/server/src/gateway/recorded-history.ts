@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { isVerbatimError } from "verbatim-llm/core";
 import type { RoundResult } from "verbatim-llm/providers";
-import { findMessageRows, listContinuationIds } from "../store/repositories/gateway-messages.js";
+import { findContinuationRows } from "../store/repositories/gateway-messages.js";
 import type { StoreSchema } from "../store/schema.js";
 import { appendWithinTransaction } from "./append.js";
 import { responseUnits, type MatchableMessage } from "./chain-matching.js";
@@ -30,6 +30,8 @@ export interface RecordedHistoryInput {
   readonly from: number;
   readonly answer: RoundResult | undefined;
   readonly now: string;
+  /** The database writes a chain in one statement (PostgreSQL). */
+  readonly writesInWith: boolean;
 }
 
 export interface RecordedHistory {
@@ -53,9 +55,7 @@ async function storedAnswer(
 ): Promise<string | undefined> {
   const [message] = recordedMessagesOf(input.format, input.messages, input.from);
   if (message === undefined || message.role !== "assistant") return undefined;
-  const ids = await listContinuationIds(db, input.subjectUid, anchor);
-  const rows = await findMessageRows(db, input.subjectUid, ids);
-  for (const row of rows) {
+  for (const row of await findContinuationRows(db, input.subjectUid, anchor)) {
     const stored = messageFromRow(row);
     if (stored.metadata.gateway.model === undefined) continue;
     if (sameUnits(matchable(stored), message)) return stored.id;
@@ -129,14 +129,18 @@ export async function writeRecordedHistory(
   }
   const ids: string[] = [];
   for (let start = 0; start < prepared.messages.length; start += PER_WRITE) {
-    const rows = await appendWithinTransaction(db, {
-      subjectUid: input.subjectUid,
-      conversationId: input.conversationId,
-      previousMessageId: anchor,
-      messages: prepared.messages.slice(start, start + PER_WRITE),
-      conversationMetadata: {},
-      now: input.now,
-    });
+    const rows = await appendWithinTransaction(
+      db,
+      {
+        subjectUid: input.subjectUid,
+        conversationId: input.conversationId,
+        previousMessageId: anchor,
+        messages: prepared.messages.slice(start, start + PER_WRITE),
+        conversationMetadata: {},
+        now: input.now,
+      },
+      input.writesInWith,
+    );
     for (const row of rows) ids.push(row.id);
     anchor = rows[rows.length - 1]?.id ?? anchor;
   }

@@ -104,6 +104,22 @@ export async function findMessageRows(
     .execute();
 }
 
+/** The messages that continue a message (its children: more than one means forks). */
+export async function findContinuationRows(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  messageId: string,
+): Promise<MessageRow[]> {
+  return db
+    .selectFrom("ai_gateway_messages")
+    .selectAll()
+    .where("previous_message_id", "=", messageId)
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
 /**
  * Claims depths `anchor.depth + 1 … anchor.depth + count` at the end of the anchor's branch:
  * true when the anchor is the branch's tip (the branch now ends `count` further), false when
