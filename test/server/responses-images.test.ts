@@ -1,9 +1,11 @@
 /**
  * Images in the Responses API (issue 17), with the `openai` SDK on both databases: an
- * `input_image` given as a data URL or as an http(s) URL (served here on loopback) and images
- * in a `function_call_output` are kept as sent (content-addressed per subject in
- * ai_gateway_images) and reach every provider, in its own wire shape, in this request and in
- * every later request of the chain (read back from the store). A `file_id`, an `input_file` and
+ * `input_image` given as a data URL or as an http(s) URL (served here on loopback, a host this
+ * server is told to allow with VERBATIM_IMAGE_URL_HOSTS: by default it is refused, see
+ * responses-image-urls.test.ts) and images in a `function_call_output` are kept as sent
+ * (content-addressed per subject in ai_gateway_images) and reach every provider, in its own
+ * wire shape, in this request and in every later request of the chain (read back from the
+ * store). A `file_id`, an `input_file` and
  * bytes that are no image are refused with a 400 naming the part, and nothing is written. The
  * upstreams are stub models: local servers speaking each wire format, not the providers.
  */
@@ -21,7 +23,9 @@ const PNG_BASE64 =
 const GIF_BASE64 = "R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7";
 
 describeEachDialect("images in the Responses API", (getDatabase) => {
-  const { stubbed, client } = stubbedOpenAIClient(getDatabase);
+  const { stubbed, client } = stubbedOpenAIClient(getDatabase, {
+    VERBATIM_IMAGE_URL_HOSTS: "127.0.0.1",
+  });
   let imageServer: Server;
   let imageUrl: string;
 

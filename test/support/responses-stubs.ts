@@ -33,7 +33,11 @@ export interface StubbedServer {
   close(): Promise<void>;
 }
 
-export async function startStubbedServer(database: StoreDatabase): Promise<StubbedServer> {
+export async function startStubbedServer(
+  database: StoreDatabase,
+  /** More settings of the server's environment (e.g. VERBATIM_IMAGE_URL_HOSTS). */
+  env: Readonly<Record<string, string>> = {},
+): Promise<StubbedServer> {
   const stubs = {
     anthropic: await startLocalProvider("anthropic"),
     "openai-responses": await startLocalProvider("openai-responses"),
@@ -52,6 +56,7 @@ export async function startStubbedServer(database: StoreDatabase): Promise<Stubb
       OPENROUTER_BASE_URL: stubs.openrouter.baseUrl,
       VERBATIM_MODEL_PROVIDERS:
         "claude-*=anthropic,gpt-*=openai-responses,gemini-*=gemini,chat-*=openrouter",
+      ...env,
     }),
   });
   await server.app.listen({ host: "127.0.0.1", port: 0 });
@@ -103,14 +108,17 @@ export async function startStubbedServer(database: StoreDatabase): Promise<Stubb
  * A stubbed server for the tests of one describe block (started before them, closed after),
  * with an `openai` client holding the subject's key and no retries.
  */
-export function stubbedOpenAIClient(getDatabase: () => StoreDatabase): {
+export function stubbedOpenAIClient(
+  getDatabase: () => StoreDatabase,
+  env: Readonly<Record<string, string>> = {},
+): {
   readonly stubbed: () => StubbedServer;
   readonly client: () => OpenAI;
 } {
   let stubbed: StubbedServer | undefined;
   let client: OpenAI | undefined;
   beforeAll(async () => {
-    stubbed = await startStubbedServer(getDatabase());
+    stubbed = await startStubbedServer(getDatabase(), env);
     client = new OpenAI({ apiKey: stubbed.key, baseURL: stubbed.baseUrl, maxRetries: 0 });
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
+import { choiceFromEnv, switchFromEnv, wholeNumberFromEnv } from "./env.js";
 
 describe("server settings from the environment", () => {
   it("a whole number: unset or empty is the default; anything but digits stops the start", () => {
@@ -22,6 +22,17 @@ describe("server settings from the environment", () => {
     for (const off of ["off", "False", "0"]) expect(switchFromEnv({ S: off }, "S")).toBe(false);
     expect(() => switchFromEnv({ S: "yes please" }, "S")).toThrow(
       'S must be on or off, not "yes please"',
+    );
+  });
+
+  it("a choice: one of the words in any case; anything else stops the start naming the words", () => {
+    const modes = ["public", "off", "any"] as const;
+    expect(choiceFromEnv({}, "C", modes)).toBeUndefined();
+    expect(choiceFromEnv({ C: " " }, "C", modes)).toBeUndefined();
+    expect(choiceFromEnv({ C: " Public " }, "C", modes)).toBe("public");
+    expect(choiceFromEnv({ C: "ANY" }, "C", modes)).toBe("any");
+    expect(() => choiceFromEnv({ C: "pubic" }, "C", modes)).toThrow(
+      'C must be one of public, off, any, not "pubic"',
     );
   });
 });

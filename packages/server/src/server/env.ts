@@ -38,3 +38,24 @@ export function switchFromEnv(
     hint: `Set ${name} to on or off, or unset it for the default (docs/server.md)`,
   });
 }
+
+/**
+ * One of a few words from an environment variable (any case): undefined when unset or empty; a
+ * clear error naming the variable and the words for anything else.
+ */
+export function choiceFromEnv<Choice extends string>(
+  env: Readonly<Record<string, string | undefined>> | undefined,
+  name: string,
+  choices: readonly Choice[],
+): Choice | undefined {
+  const text = env?.[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  const value = text.trim().toLowerCase();
+  const chosen = choices.find((choice) => choice === value);
+  if (chosen !== undefined) return chosen;
+  const words = choices.join(", ");
+  throw new VerbatimError("invalid_argument", `${name} must be one of ${words}, not "${text}"`, {
+    where: name,
+    hint: `Set ${name} to one of ${words}, or unset it for the default (docs/server.md)`,
+  });
+}

@@ -2,12 +2,15 @@ import { createHash } from "node:crypto";
 import { VerbatimError } from "verbatim-llm/core";
 import type { Block, ImageBytesLookup } from "verbatim-llm/history";
 import { imageHashesOf, type GatewayImageStore, type HeldImage } from "../../gateway/images.js";
+import { fetchGuarded, UrlFetchRefused } from "../upstream/guarded-fetch.js";
+import { DEFAULT_IMAGE_URL_POLICY, type ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import type { CreateResponseBody } from "./schemas.js";
 
 /**
  * The images of a request's input (`input_image` parts of messages and of tool outputs), read
  * before anything is written or sent (docs/server.md, "Images"): a data URL is decoded, an
- * http(s) URL fetched once by the server; either way the bytes are kept as sent, named by
+ * http(s) URL fetched once by the server, public addresses only unless the operator says
+ * otherwise (../upstream/guarded-fetch.ts); either way the bytes are kept as sent, named by
  * their SHA-256, and every provider gets them in its own way. A `file_id` (OpenAI's Files API,
  * which this server does not have) and bytes that are not a PNG, JPEG, GIF or WebP image are
  * refused with a 400 naming the part.
@@ -76,34 +79,29 @@ function fromDataUrl(url: string, where: string): HeldImage {
   return held(new Uint8Array(Buffer.from(data, "base64")), where);
 }
 
-async function fromUrl(url: string, where: string): Promise<HeldImage> {
-  let response: Response;
+async function fromUrl(url: string, where: string, policy: ImageUrlPolicy): Promise<HeldImage> {
+  if (policy.mode === "off") {
+    refuse(
+      "this server does not fetch image URLs",
+      where,
+      "Send the image as a data URL (data:image/png;base64,…)",
+    );
+  }
+  let bytes: Uint8Array;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(IMAGE_FETCH_TIMEOUT_MS) });
+    bytes = await fetchGuarded(url, {
+      policy,
+      maxBytes: MAX_IMAGE_BYTES,
+      timeoutMs: IMAGE_FETCH_TIMEOUT_MS,
+    });
   } catch (error) {
-    refuse(
-      `the image URL could not be fetched: ${error instanceof Error ? error.message : String(error)}`,
-      where,
-      "Give a URL this server can reach, or the image as a data URL",
-    );
+    if (error instanceof UrlFetchRefused) refuse(error.reason, where, error.hint);
+    throw error;
   }
-  if (!response.ok) {
-    await response.body?.cancel();
-    refuse(
-      `the image URL answered ${response.status}`,
-      where,
-      "Give a URL this server can reach, or the image as a data URL",
-    );
-  }
-  const length = Number(response.headers.get("content-length") ?? "0");
-  if (length > MAX_IMAGE_BYTES) {
-    await response.body?.cancel();
-    return held(new Uint8Array(length), where);
-  }
-  return held(new Uint8Array(await response.arrayBuffer()), where);
+  return held(bytes, where);
 }
 
-async function resolve(part: ImagePart, where: string): Promise<HeldImage> {
+async function resolve(part: ImagePart, where: string, policy: ImageUrlPolicy): Promise<HeldImage> {
   if (part.file_id !== undefined && part.file_id !== null) {
     refuse(
       "an input_image with file_id names a file of OpenAI's Files API, which this server does not have",
@@ -121,7 +119,7 @@ async function resolve(part: ImagePart, where: string): Promise<HeldImage> {
   }
   if (url.startsWith("data:")) return fromDataUrl(url, `${where}.image_url`);
   if (url.startsWith("https://") || url.startsWith("http://"))
-    return fromUrl(url, `${where}.image_url`);
+    return fromUrl(url, `${where}.image_url`, policy);
   return refuse(
     "image_url is neither a data URL nor an http(s) URL",
     `${where}.image_url`,
@@ -152,16 +150,18 @@ function imageParts(input: CreateResponseBody["input"]): { part: ImagePart; wher
 
 /**
  * The images of the input by the `image_url` that gave them (what inputToMessages looks up),
- * each read once; a refusal names the first part that fails.
+ * each read once, an http(s) URL as `policy` allows (the `public` mode when none is given);
+ * a refusal names the first part that fails.
  */
 export async function resolveInputImages(
   input: CreateResponseBody["input"],
+  policy: ImageUrlPolicy = DEFAULT_IMAGE_URL_POLICY,
 ): Promise<ReadonlyMap<string, HeldImage>> {
   const images = new Map<string, HeldImage>();
   for (const { part, where } of imageParts(input)) {
     const url = part.image_url ?? "";
     if (images.has(url) && part.file_id == null) continue;
-    images.set(url, await resolve(part, where));
+    images.set(url, await resolve(part, where, policy));
   }
   return images;
 }

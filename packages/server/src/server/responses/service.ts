@@ -115,7 +115,7 @@ export class ResponsesService {
     refuseUnsupportedState(body);
     const contextHistory = (context?.messages ?? []).map(toNewMessage);
     const references = await resolveReferences(this.store, subject, body.input);
-    const images = await resolveInputImages(body.input);
+    const images = await resolveInputImages(body.input, this.upstream.imageUrls);
     const inputs = inputToMessages(body.input, callsOf(contextHistory), references, images);
     const tools = renderedTools(body.tools, provider);
     const settings = providerSettings(provider, body);

@@ -1,4 +1,5 @@
 import { switchFromEnv, wholeNumberFromEnv } from "../env.js";
+import { imageUrlPolicyFromEnv, type ImageUrlPolicy } from "./image-url-policy.js";
 import { VerbatimError } from "verbatim-llm/core";
 import { PROVIDER_IDS, isProviderId, type ProviderId } from "verbatim-llm/providers";
 
@@ -39,6 +40,11 @@ export interface UpstreamConfig {
    * `VERBATIM_KEEP_UNSTORED_RESPONSES=off`): the caller can never read them back either way.
    */
   readonly keepUnstoredResponses?: boolean;
+  /**
+   * Which image URLs of an input the server fetches (default: public addresses only;
+   * VERBATIM_IMAGE_URLS, VERBATIM_IMAGE_URL_HOSTS; docs/server.md, "Images").
+   */
+  readonly imageUrls?: ImageUrlPolicy;
 }
 
 const KEY_VARIABLES: Readonly<Record<ProviderId, readonly string[]>> = {
@@ -124,6 +130,7 @@ export function upstreamConfigFromEnv(
     defaultMaxOutputTokens: positiveInteger(env, "VERBATIM_DEFAULT_MAX_OUTPUT_TOKENS", 4096),
     responseLeaseMs: leaseMilliseconds(env),
     keepUnstoredResponses: switchFromEnv(env, "VERBATIM_KEEP_UNSTORED_RESPONSES") ?? true,
+    imageUrls: imageUrlPolicyFromEnv(env),
   };
 }
 
