@@ -3,6 +3,7 @@ import { renderRequest, sendRound } from "verbatim-llm/providers";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";
 import { upstreamErrorSanitizer } from "../upstream/scrub.js";
+import type { ImageBytesLookup, Message } from "verbatim-llm/history";
 import { modelVisibleHistory } from "./model-context.js";
 
 export const SUMMARY_INSTRUCTIONS =
@@ -11,10 +12,15 @@ export const SUMMARY_INSTRUCTIONS =
 const SUMMARY_REQUEST = "Summarise the conversation so far, as instructed.";
 
 /**
- * A Summarizer that makes one model call through src/providers, to the configured upstream; its
- * failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
+ * A Summarizer that makes one model call through src/providers, to the configured upstream,
+ * showing it the context's images; its failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
  */
-export function providerSummarizer(config: UpstreamConfig, model: string): Summarizer {
+export function providerSummarizer(
+  config: UpstreamConfig,
+  model: string,
+  /** The bytes of the images the context shows (the subject's kept images). */
+  images: (messages: readonly Message[]) => Promise<ImageBytesLookup> = async () => () => undefined,
+): Summarizer {
   const { provider, upstream } = resolveUpstream(config, model);
   const sanitizer = upstreamErrorSanitizer(config);
   return {
@@ -25,7 +31,7 @@ export function providerSummarizer(config: UpstreamConfig, model: string): Summa
       ]);
       const rendered = renderRequest(provider, {
         history,
-        images: () => undefined,
+        images: await images(history),
         options: {
           model,
           system: SUMMARY_INSTRUCTIONS,

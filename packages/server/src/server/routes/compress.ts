@@ -5,6 +5,8 @@ import { compressContext, type GatewayMessageStore } from "../../gateway/index.j
 import { errorReplySchema } from "../errors.js";
 import { metadataSchema, responseIdParamsSchema } from "../responses/schemas.js";
 import { providerSummarizer } from "../responses/summarizer.js";
+import { imageLookup } from "../responses/input-images.js";
+import { GatewayImageStore } from "../../gateway/images.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
 
 const compressBodySchema = z
@@ -75,7 +77,16 @@ export function registerCompressRoute(
         ...(summary === undefined ? {} : { summary }),
         ...(model === undefined
           ? {}
-          : { summarizer: providerSummarizer(upstream ?? NO_UPSTREAM, model) }),
+          : {
+              summarizer: providerSummarizer(upstream ?? NO_UPSTREAM, model, (messages) =>
+                imageLookup(
+                  new GatewayImageStore(store.database),
+                  request.subjectUid,
+                  messages,
+                  new Map(),
+                ),
+              ),
+            }),
         ...(metadata === undefined ? {} : { metadata }),
         ...(idempotency_key === undefined ? {} : { idempotencyKey: idempotency_key }),
       });
