@@ -2,10 +2,9 @@
  * The OpenAI Agents SDK (`@openai/agents` 0.20), unchanged, pointed at the server (issue 17):
  * a Runner continuing with previousResponseId, an agent with an outputType (structured output),
  * a function tool whose output is content parts, a tool returning an image, and an
- * OpenAIConversationsSession shared by
- * two runs. The server runs on loopback; behind it is
- * a stub model, a local server speaking the Anthropic wire format (not Anthropic), scripted
- * per test.
+ * OpenAIConversationsSession shared by two runs (with text, and with an image). The server runs
+ * on loopback; behind it is a stub model, a local server speaking the Anthropic wire format
+ * (not Anthropic), scripted per test.
  */
 import {
   Agent,
@@ -156,5 +155,36 @@ describeEachDialect("the Agents SDK against the server", (getDatabase) => {
     const listed = await stubbed.get(`/conversations/${conversationId}/items?order=asc`);
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(4);
+  });
+
+  it("an OpenAIConversationsSession with an image: the session keeps it and the next run shows it again", async () => {
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const session = new OpenAIConversationsSession({
+      apiKey: stubbed.key,
+      baseURL: stubbed.baseUrl,
+    });
+    const agent = new Agent({ name: "Viewer", model: "claude-agents" });
+    anthropic().script.push({ text: "A pixel." }, { text: "Still a pixel." });
+    await runner.run(
+      agent,
+      [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "What is this?" },
+            { type: "input_image", image: `data:image/png;base64,${png}` },
+          ],
+        },
+      ],
+      { session },
+    );
+    const second = await runner.run(agent, "And now?", { session });
+    expect(second.finalOutput).toBe("Still a pixel.");
+    const first = stubbed.lastSent("anthropic").messages[0];
+    expect(first.content[1]).toMatchObject({
+      type: "image",
+      source: { type: "base64", media_type: "image/png", data: png },
+    });
   });
 });
