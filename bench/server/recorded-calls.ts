@@ -7,6 +7,7 @@
 // 2. POST /v1/messages through `verbatim serve` over a bare pass-through proxy (bare-pass-
 //    through.ts), both in front of the same local upstream (upstream.ts), sequential requests
 //    taking turns in blocks: p50 over the bare proxy, goal within 1 ms.
+// 3. What writing each call's history as gateway messages adds to recording it (in process).
 // `node bin/run-ts.js bench/server/recorded-calls.ts [--quick] [--pg-url URL]`
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,6 +19,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
 import { PrefixHashCache } from "../../packages/server/src/gateway/recorded-prefix-cache.js";
+import { RecordedCalls } from "../../packages/server/src/gateway/recorded-calls.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
@@ -299,6 +301,62 @@ async function overhead(sqlitePath: string): Promise<string[]> {
   }
 }
 
+/**
+ * What writing each call's history as gateway messages costs (gateway/recorded-history.ts):
+ * RecordedCalls.record in process, with and without it, sessions growing to 19 messages,
+ * blocks taking turns.
+ */
+async function historyCost(name: string, location: DatabaseLocation): Promise<string> {
+  const database = await openDatabase(location, { poolSize: 2 });
+  try {
+    await migrateDatabase(database);
+    const recorders = {
+      with: new RecordedCalls(database),
+      without: new RecordedCalls(database, { gatewayMessages: false }),
+    };
+    const samples = { with: [] as number[], without: [] as number[] };
+    const answer = JSON.stringify({
+      id: "msg_bench",
+      type: "message",
+      role: "assistant",
+      model: "claude-bench",
+      content: [{ type: "text", text: "stub answer" }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 10, output_tokens: 5 },
+    });
+    for (let block = 0; block < (quick ? 8 : 24); block++) {
+      for (const kind of ["with", "without"] as const) {
+        const session = `${kind}-${block}-${randomBytes(3).toString("hex")}`;
+        const messages: unknown[] = [];
+        for (let turn = 0; turn < 10; turn++) {
+          if (turn > 0) messages.push(message(turn * 2 - 1, session));
+          messages.push(message(turn * 2, session));
+          const start = performance.now();
+          await recorders[kind].record({
+            subjectUid: `bench-${kind}`,
+            format: "anthropic-messages",
+            path: "/v1/messages",
+            model: "claude-bench",
+            messages: [...messages],
+            requestHeaders: {},
+            requestBody: Buffer.from(JSON.stringify({ model: "claude-bench", messages })),
+            statusCode: 200,
+            responseHeaders: { "content-type": "application/json" },
+            responseBody: Buffer.from(answer),
+            durationMs: 1,
+          });
+          if (block > 1) samples[kind].push(performance.now() - start);
+        }
+      }
+    }
+    const without = percentile(samples.without, 0.5);
+    const with_ = percentile(samples.with, 0.5);
+    return `| ${name} | ${without.toFixed(2)} | ${with_.toFixed(2)} | +${(with_ - without).toFixed(2)} | ${percentile(samples.without, 0.9).toFixed(2)} | ${percentile(samples.with, 0.9).toFixed(2)} |`;
+  } finally {
+    await database.close();
+  }
+}
+
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-recorded-"));
 const schema = `verbatim_bench_${randomBytes(4).toString("hex")}`;
 const admin = new pg.Client({ connectionString: pgUrl });
@@ -321,6 +379,20 @@ try {
       "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match after the session's previous call p50 | p90 | match / hashing | goal (< 2 ms), cold | goal, as served |\n" +
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
       rows.join("\n") +
+      "\n",
+  );
+  const costRows = [
+    await historyCost("sqlite", { dialect: "sqlite", path: join(folder, "history.sqlite") }),
+  ];
+  if (pgReady) {
+    costRows.push(await historyCost("postgres", { dialect: "postgres", url: pgUrl, schema }));
+  }
+  process.stdout.write(
+    "\nRecording one call (in process, sessions of up to 19 messages), without and with its " +
+      "history written as gateway messages, ms:\n\n" +
+      "| database | raw calls and nodes p50 | with gateway messages p50 | difference | raw p90 | with messages p90 |\n" +
+      "| --- | --- | --- | --- | --- | --- |\n" +
+      costRows.join("\n") +
       "\n",
   );
   const overheadRows = await overhead(join(folder, "serve.sqlite"));
