@@ -10,6 +10,7 @@ import { GatewayMessageStore } from "../../packages/server/src/gateway/message-s
 import { TEST_OPERATOR_TOKEN } from "../support/server.js";
 import { hasChromium, SCREENSHOTS, startConsole, type ConsoleHarness } from "./harness.js";
 import { LONG_LAST_TEXT } from "./seed.js";
+import { seedImages, TINY_PNG, TINY_PNG_SHA256 } from "./seed-images.js";
 
 if (!hasChromium)
   process.stderr.write(
@@ -163,6 +164,30 @@ describe.skipIf(!hasChromium)(
       // The fork point's dot opens its message.
       await page.locator("svg.branch-drawing a.fork").click();
       await expect.poll(() => page.url()).toContain(`/messages/${forkedAt}`);
+      await page.close();
+    });
+
+    it("B14 an image with held bytes is a thumbnail with its SHA-256; one not held says so", async () => {
+      const images = await seedImages(harness.database, harness.seeded.subject);
+      const page = await harness.open(`/conversations/${images.conversationId}`);
+      const thumbnail = page.locator(`article[data-id="${images.messageId}"] img.thumbnail`);
+      await expect
+        .poll(() => thumbnail.evaluate((node) => (node as HTMLImageElement).naturalWidth))
+        .toBe(1);
+      expect(await thumbnail.getAttribute("src")).toMatch(/^blob:/);
+      const captions = await page
+        .locator(`article[data-id="${images.messageId}"] figure.image figcaption`)
+        .allInnerTexts();
+      expect(captions[0]).toBe(`image/png · ${TINY_PNG.length} bytes · SHA-256 ${TINY_PNG_SHA256}`);
+      await expect
+        .poll(async () =>
+          page
+            .locator(`article[data-id="${images.messageId}"] figure.image figcaption`)
+            .nth(1)
+            .innerText(),
+        )
+        .toContain("bytes not shown: resource_not_found");
+      await page.screenshot({ path: join(SCREENSHOTS, "image-thumbnail-1440.png") });
       await page.close();
     });
 

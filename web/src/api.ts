@@ -234,6 +234,31 @@ export class ConsoleClient {
     return body as T;
   }
 
+  /** The bytes of an image block of a stored message (the thumbnails), as a Blob. */
+  async imageBlob(
+    conversationId: string,
+    messageId: string,
+    block: number,
+    signal?: AbortSignal,
+  ): Promise<Blob> {
+    const path = `/ai-gateway/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}/blocks/${block}/image`;
+    const response = await fetch(path, {
+      headers: { authorization: `Bearer ${this.token}` },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as {
+        error?: { message: string; code: string };
+      };
+      throw new RequestError(
+        `${body.error?.code ?? response.status}: ${body.error?.message ?? ""}`,
+        response.status === 401 ? "unauthorized" : "http",
+        response.status,
+      );
+    }
+    return response.blob();
+  }
+
   /** Any console route's JSON reply (for routes the page reads as they are). */
   raw<T>(path: string, signal: AbortSignal): Promise<T> {
     return this.get(path, {}, signal);

@@ -130,6 +130,8 @@ export class ConversationView {
       loadInFull: (message, button) => void this.loadInFull(message, button),
       compare: (messageId) => void this.compare(messageId),
       turnOf,
+      imageOf: (messageId, block) =>
+        this.client.imageBlob(this.target.id, messageId, block, this.signal),
     };
   }
 

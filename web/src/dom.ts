@@ -91,6 +91,8 @@ export function imageNode(source: {
   url?: string;
   sha256?: string;
   mimeType?: string;
+  /** Fetches the bytes of a stored image (by SHA-256) to show it as a thumbnail. */
+  load?: () => Promise<Blob>;
 }): HTMLElement {
   const box = element("figure", { class: "image" });
   const caption = element("figcaption");
@@ -115,8 +117,31 @@ export function imageNode(source: {
     );
     caption.append("image link (not loaded by the console)");
   } else {
-    box.append(element("div", { class: "image-placeholder", "aria-hidden": "true" }, "🖼"));
+    const placeholder = element("div", { class: "image-placeholder", "aria-hidden": "true" }, "🖼");
+    box.append(placeholder);
     caption.append(`${source.mimeType ?? "image"} · SHA-256 ${source.sha256 ?? "unknown"}`);
+    source.load?.().then(
+      (blob) => {
+        const url = URL.createObjectURL(blob);
+        const image = element("img", {
+          src: url,
+          alt: `image ${source.sha256 ?? ""} from the conversation`,
+          class: "thumbnail",
+        });
+        image.addEventListener("load", () => URL.revokeObjectURL(url), { once: true });
+        placeholder.replaceWith(image);
+        caption.textContent = `${source.mimeType ?? blob.type} · ${blob.size.toLocaleString("en")} bytes · SHA-256 ${source.sha256 ?? "unknown"}`;
+      },
+      (error: unknown) => {
+        caption.append(
+          element(
+            "span",
+            { class: "muted" },
+            ` · bytes not shown: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
+      },
+    );
   }
   box.append(caption);
   return box;

@@ -20,6 +20,8 @@ export interface MessageContext {
   readonly compare: (messageId: string) => void;
   /** The turn number of a stored message that starts a turn. */
   readonly turnOf: ReadonlyMap<string, number>;
+  /** The bytes of a stored message's image block (for its thumbnail). */
+  readonly imageOf: (messageId: string, block: number) => Promise<Blob>;
 }
 
 const number = (value: number): string => value.toLocaleString("en");
@@ -102,7 +104,11 @@ function callNode(
   return node;
 }
 
-function storedBlock(block: StoredBlock, context: MessageContext): HTMLElement {
+function storedBlock(
+  block: StoredBlock,
+  context: MessageContext,
+  place: { readonly messageId: string; readonly index: number },
+): HTMLElement {
   switch (block.type) {
     case "text":
       return longText(String(block["text"] ?? ""));
@@ -110,6 +116,7 @@ function storedBlock(block: StoredBlock, context: MessageContext): HTMLElement {
       return imageNode({
         sha256: String(block["sha256"] ?? ""),
         mimeType: String(block["mimeType"] ?? ""),
+        load: () => context.imageOf(place.messageId, place.index),
       });
     case "imageOmitted":
       return element(
@@ -273,7 +280,9 @@ export function storedMessageNode(
     node.append(factsHeader(message));
   const failed = failure(message);
   if (failed !== undefined) node.append(failed);
-  for (const block of message.content) node.append(storedBlock(block, context));
+  message.content.forEach((block, index) =>
+    node.append(storedBlock(block, context, { messageId: message.id, index })),
+  );
   node.append(cutNotice(message, context));
   const caller = message.metadata.caller ?? {};
   if (Object.keys(caller).length > 0)

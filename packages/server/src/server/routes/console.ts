@@ -3,6 +3,7 @@ import { BackgroundAgentJobs, type GatewayMessageStore } from "../../gateway/ind
 import type { StoreDatabase } from "../../store/index.js";
 import { registerConversationCacheRoute } from "../console/conversation-cache.js";
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
+import { registerImageConsoleRoute } from "../console/images.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
 import { registerSearchConsoleRoutes } from "../console/search.js";
 
@@ -16,4 +17,5 @@ export function registerConsoleRoutes(
   registerJobConsoleRoutes(app, database, new BackgroundAgentJobs(database));
   registerSearchConsoleRoutes(app, database);
   registerConversationCacheRoute(app, database);
+  registerImageConsoleRoute(app, database, store);
 }
