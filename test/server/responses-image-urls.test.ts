@@ -298,6 +298,23 @@ describeEachDialect("image URLs are not a server-side request forgery hole", (ge
     await accepted(off, `data:image/gif;base64,${GIF.toString("base64")}`);
   });
 
+  it("the Conversations API's items follow the same setting (default, allow-list, off)", async () => {
+    const create = (server: StubbedServer) =>
+      server.post("/conversations", {
+        items: imageInput(`http://127.0.0.1:${target.port}/pixel.gif`),
+      });
+    const rows = await byDefault.rowCount();
+    const refusedByDefault = await create(byDefault);
+    expect(refusedByDefault.status).toBe(400);
+    expect(refusedByDefault.body.error.message).toContain("names a non-public address (loopback)");
+    expect(await byDefault.rowCount()).toBe(rows);
+    const refusedWhenOff = await create(off);
+    expect(refusedWhenOff.status).toBe(400);
+    expect(refusedWhenOff.body.error.message).toBe("this server does not fetch image URLs");
+    const allowed = await create(allowing);
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+  });
+
   it("any: internal hosts are fetched (a server only trusted callers reach), still capped and with checked redirects", async () => {
     await accepted(any, `http://localhost:${target.port}/pixel.gif`);
     await accepted(any, `http://[::1]:${target.port}/hop/1`);

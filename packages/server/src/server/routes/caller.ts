@@ -34,7 +34,7 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   // Before the routes: what a subject deleted is not found on any of them.
   app.addHook("preHandler", hideDeletedResponses(conversations));
   app.addHook("preSerialization", hideDeletedInputItems(conversations));
-  registerConversationRoutes(app, conversations);
+  registerConversationRoutes(app, conversations, options.upstream?.imageUrls);
   registerResponseExtraRoutes(app, {
     conversations,
     store,

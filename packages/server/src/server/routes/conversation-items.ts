@@ -4,6 +4,7 @@ import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
 import { resolveReferences } from "../responses/request-context.js";
 import { resolveInputImages } from "../responses/input-images.js";
+import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import { GatewayImageStore } from "../../gateway/images.js";
 import type { AppendMessageInput } from "../../gateway/prepare-append.js";
 import {
@@ -113,12 +114,13 @@ export async function itemsToMessages(
   subject: string,
   items: readonly InputItem[],
   context: readonly Message[],
+  imageUrls?: ImageUrlPolicy,
 ): Promise<AppendMessageInput[]> {
   let messages;
   let images;
   try {
     const references = await resolveReferences(store, subject, [...items]);
-    images = await resolveInputImages([...items]);
+    images = await resolveInputImages([...items], imageUrls);
     messages = inputToMessages([...items], callsOf(context), references, images);
   } catch (error) {
     throw asItemsError(error);

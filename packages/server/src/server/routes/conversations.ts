@@ -5,6 +5,7 @@ import { errorReplySchema } from "../errors.js";
 import { messageItemsWithImages } from "../responses/convert.js";
 import { imageUrlsOf } from "../responses/image-urls.js";
 import { responseItemSchema } from "../responses/schemas.js";
+import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import {
   conversationItem,
   conversationItems,
@@ -46,6 +47,8 @@ type ItemParams = z.infer<typeof conversationItemParamsSchema>;
 export function registerConversationRoutes(
   app: FastifyInstance,
   conversations: GatewayConversations,
+  /** Which image URLs of items are fetched (docs/server.md, "Images"). */
+  imageUrls?: ImageUrlPolicy,
 ): void {
   app.post<{ Body: z.infer<typeof createConversationBodySchema> }>(
     "/v1/conversations",
@@ -64,7 +67,7 @@ export function registerConversationRoutes(
         messages:
           items.length === 0
             ? []
-            : await itemsToMessages(conversations.store, request.subjectUid, items, []),
+            : await itemsToMessages(conversations.store, request.subjectUid, items, [], imageUrls),
       });
       return conversationObject(conversation);
     },
@@ -171,6 +174,7 @@ export function registerConversationRoutes(
           subjectUid,
           request.body.items,
           context.messages,
+          imageUrls,
         ),
       );
       const images = await imageUrlsOf(conversations.store, subjectUid, stored);
