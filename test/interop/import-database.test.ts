@@ -127,6 +127,59 @@ describeDatabaseTargets("verbatim import claude-code|codex --into <database> --s
     }
   });
 
+  it("a session whose newest answer changed gets a fork from the turn before it, in the same conversation; the earlier turns are not written again", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "verbatim-import-db-"));
+    try {
+      const file = join(folder, "55604662-cf2a-4331-851a-ec234028f8ca.jsonl");
+      const source = `${fixturesRoot}claude-code/2.1-real/tool_heavy.jsonl`;
+      const original = readFileSync(source, "utf8");
+      writeFileSync(file, original);
+      const first = JSON.parse((await importJson("claude-code", file, "erin")).out) as Report;
+      expect(first.conversations[0]?.outcome).toBe("imported");
+      // Change the text of the newest assistant line: its turn differs, the ones before not.
+      const lines = original.trimEnd().split("\n");
+      const index = lines.findLastIndex(
+        (line) => line.includes('"type":"text"') && line.includes('"assistant"'),
+      );
+      const changed = JSON.parse(lines[index] ?? "{}") as {
+        message: { content: { type: string; text?: string }[] };
+      };
+      for (const block of changed.message.content)
+        if (block.type === "text") block.text = "a different answer";
+      lines[index] = JSON.stringify(changed);
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const second = JSON.parse((await importJson("claude-code", file, "erin")).out) as Report;
+      const history =
+        importClaudeCodeFile(file, readFileSync(file)).conversations[0]?.conversation.history ?? [];
+      // The turn that holds the change starts at the user message before it.
+      const changedAt = history.findIndex((message) =>
+        JSON.stringify(message.content).includes("a different answer"),
+      );
+      let turnStart = changedAt;
+      while (
+        turnStart > 0 &&
+        !(history[turnStart]?.role === "user" && history[turnStart - 1]?.role !== "tool")
+      )
+        turnStart--;
+      expect(turnStart).toBeGreaterThan(0);
+      expect(second.conversations[0]).toMatchObject({
+        outcome: "extended",
+        conversationId: first.conversations[0]?.conversationId,
+      });
+      const store = new GatewayMessageStore(db.database);
+      const conversationId = first.conversations[0]?.conversationId ?? "";
+      const stored = await store.listMessages("erin", conversationId);
+      // Only the changed turn is written again, as a fork after the turn before it.
+      expect(stored.length).toBe(history.length + history.length - turnStart);
+      const chain = await store.readFullChain("erin", second.conversations[0]?.lastMessageId ?? "");
+      expect(chain.map((message) => message.content)).toEqual(
+        history.map((message) => message.content),
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it("codex rollouts too; --subject is required and a trajectory source is refused", async () => {
     const codex = await run([
       "import",

@@ -3,7 +3,14 @@ import type { Message } from "verbatim-llm/history";
 import type { ImportedConversation } from "verbatim-llm/interop";
 import type { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
-import { findIdempotencyKey } from "../../store/repositories/gateway-idempotency.js";
+import {
+  findIdempotencyKey,
+  insertIdempotencyKey,
+} from "../../store/repositories/gateway-idempotency.js";
+import { inTransaction } from "../../store/transaction.js";
+
+/** The operation of the keys that name the turns a write began with (never an append's key). */
+const PREFIX_OPERATION = "import-prefix";
 
 /** What every write of one imported chain shares. */
 export interface ChainWrite {
@@ -61,13 +68,49 @@ async function storedWrite(
   key: string,
 ): Promise<{ conversationId: string; messageIds: string[] } | undefined> {
   const row = await findIdempotencyKey(chain.store.database.db, chain.subject, key);
-  if (row === undefined || row.operation !== "append") return undefined;
+  if (row === undefined || (row.operation !== "append" && row.operation !== PREFIX_OPERATION))
+    return undefined;
   const result: unknown = JSON.parse(row.result);
   if (typeof result !== "object" || result === null) return undefined;
   const { conversationId, messageIds } = result as Record<string, unknown>;
   if (typeof conversationId !== "string" || !Array.isArray(messageIds)) return undefined;
   const ids = messageIds.filter((id): id is string => typeof id === "string");
   return ids.length === messageIds.length ? { conversationId, messageIds: ids } : undefined;
+}
+
+/**
+ * Records, beside a write of several turns, a key for each shorter run of its first turns, so
+ * that a later import whose last turn changed finds the turns before it (and forks there, as a
+ * write per turn would) instead of starting the conversation again.
+ */
+async function recordPrefixes(
+  chain: ChainWrite,
+  label: string,
+  anchor: string | null,
+  group: readonly { messages: readonly Message[]; sha256: string }[],
+  stored: readonly { id: string; conversationId: string; createdAt: string }[],
+): Promise<void> {
+  if (group.length < 2) return;
+  const now = chain.store.now();
+  await inTransaction(chain.store.database, async (trx) => {
+    let count = 0;
+    for (let end = 1; end < group.length; end++) {
+      count += group[end - 1]?.messages.length ?? 0;
+      const key = writeKey(chain.imported, label, anchor, group.slice(0, end));
+      if ((await findIdempotencyKey(trx, chain.subject, key)) !== undefined) continue;
+      await insertIdempotencyKey(trx, {
+        subject_uid: chain.subject,
+        idempotency_key: key,
+        operation: PREFIX_OPERATION,
+        request_sha256: key.slice("import-".length),
+        result: JSON.stringify({
+          conversationId: stored[0]?.conversationId ?? "",
+          messageIds: stored.slice(0, count).map((message) => message.id),
+        }),
+        created_at: now,
+      });
+    }
+  });
 }
 
 /**
@@ -137,6 +180,7 @@ export async function appendMessagesFrom(
     }
     const last = stored[stored.length - 1];
     if (last === undefined) break;
+    await recordPrefixes(chain, label, anchor, group, stored);
     anchor = last.id;
     conversation = last.conversationId;
     next = end;
