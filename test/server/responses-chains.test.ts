@@ -18,6 +18,7 @@ import {
 import { MessageChain, matchable } from "../../packages/server/src/gateway/message-chains.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import type { GatewayMessage } from "../../packages/server/src/gateway/message-types.js";
+import { insertCallerDeletion } from "../../packages/server/src/store/repositories/gateway-caller-deletions.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { sessionBatchesArbitrary } from "../support/session-steps.js";
 
@@ -232,4 +233,37 @@ describeEachDialect("responses chains without previous_response_id", (getDatabas
       { numRuns: 25 },
     );
   }, 120_000);
+
+  it("a conversation its subject deleted is not continued: the session starts a new one, which its next request continues", async () => {
+    const store = new GatewayMessageStore(getDatabase());
+    const subject = uniqueName("subject");
+    const question: MatchableMessage = { role: "user", content: [{ type: "text", text: "Q" }] };
+    const answer: Block[] = [{ type: "text", text: "A" }];
+    const first = await respond(store, subject, [question], answer);
+    await insertCallerDeletion(getDatabase().db, {
+      subjectUid: subject,
+      objectId: first.conversationId,
+      kind: "conversation",
+      deletedAt: new Date().toISOString(),
+    });
+    const history = [question, ...echoed(answer)];
+    const next: MatchableMessage = { role: "user", content: [{ type: "text", text: "Q2" }] };
+    const second = await respond(store, subject, [...history, next], answer);
+    expect(second.conversationId).not.toBe(first.conversationId);
+    const third = await respond(
+      store,
+      subject,
+      [...history, next, ...echoed(answer), next],
+      [{ type: "text", text: "A3" }],
+    );
+    expect(third.conversationId).toBe(second.conversationId);
+    const chain = await store.readFullChain(subject, third.id);
+    expect(chain).toHaveLength(6);
+    expect(chain[3]?.id).toBe(second.id);
+    // A fork inside the old prefix is a fork of the new conversation, not a third one.
+    const fork: MatchableMessage = { role: "user", content: [{ type: "text", text: "Q2'" }] };
+    const fourth = await respond(store, subject, [...history, fork], answer);
+    expect(fourth.conversationId).toBe(second.conversationId);
+    expect((await store.readFullChain(subject, fourth.id)).length).toBe(4);
+  });
 });

@@ -5,6 +5,7 @@ import {
   findDeepestNode,
   insertChainNodes,
   lockSubjectForRecording,
+  replaceChainNodes,
   type ChainNodeRow,
 } from "../store/repositories/recorded-calls.js";
 import type { StoreSchema } from "../store/schema.js";
@@ -40,6 +41,8 @@ export class MessageChain implements AppendMatcher {
   readonly #advisoryLocks: boolean;
   readonly #db: Kysely<StoreSchema>;
   #tail: ChainTail | undefined;
+  /** The match named a conversation its subject deleted: the new chain takes over its nodes. */
+  #replaceNodes = false;
 
   constructor(
     database: StoreDatabase,
@@ -67,7 +70,10 @@ export class MessageChain implements AppendMatcher {
       if (covered !== undefined) {
         const deleted = await findCallerDeletions(db, this.#subjectUid, [conversationId]);
         // A conversation its subject deleted is not continued: the answer would be hidden.
-        if (deleted.has(conversationId)) return none;
+        if (deleted.has(conversationId)) {
+          this.#replaceNodes = true;
+          return none;
+        }
         return {
           previousMessageId: count === 0 ? null : node.anchor_message_id,
           conversationId,
@@ -106,7 +112,7 @@ export class MessageChain implements AppendMatcher {
       if (units === undefined) return;
       state = this.#nodesOf(message.id, units, state, now, nodes);
     });
-    await insertChainNodes(db, nodes);
+    await (this.#replaceNodes ? replaceChainNodes : insertChainNodes)(db, nodes);
     this.#tail = state;
   }
 
@@ -118,7 +124,7 @@ export class MessageChain implements AppendMatcher {
     if (units.length === 0) return;
     const nodes: ChainNodeRow[] = [];
     this.#nodesOf(output.id, units, tail, new Date().toISOString(), nodes);
-    await insertChainNodes(this.#db, nodes);
+    await (this.#replaceNodes ? replaceChainNodes : insertChainNodes)(this.#db, nodes);
   }
 
   /** The nodes of one stored message's units, after `state`; the state after the message. */

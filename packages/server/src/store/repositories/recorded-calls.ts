@@ -174,6 +174,32 @@ export async function insertChainNodes(
   }
 }
 
+/**
+ * Writes nodes over the subject's nodes of the same prefixes (a chain started again because its
+ * conversation was deleted for its subject: its prefixes now name the new conversation).
+ */
+export async function replaceChainNodes(
+  db: Kysely<StoreSchema>,
+  rows: readonly ChainNodeRow[],
+): Promise<void> {
+  const perStatement = Math.floor(30_000 / NODE_COLUMNS.length);
+  for (let start = 0; start < rows.length; start += perStatement) {
+    await db
+      .insertInto("ai_gateway_chain_nodes")
+      .values(rows.slice(start, start + perStatement))
+      .onConflict((conflict) =>
+        conflict.columns(["subject_uid", "prefix_sha256"]).doUpdateSet((update) => ({
+          conversation_id: update.ref("excluded.conversation_id"),
+          message_id: update.ref("excluded.message_id"),
+          anchor_message_id: update.ref("excluded.anchor_message_id"),
+          anchor_count: update.ref("excluded.anchor_count"),
+          created_at: update.ref("excluded.created_at"),
+        })),
+      )
+      .execute();
+  }
+}
+
 const previousCallWindowQuery = queryTemplate<Window, { id: string; message_count: number }>(
   (db, slot) =>
     db
