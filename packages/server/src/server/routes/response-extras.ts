@@ -3,6 +3,8 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
 import { resolveReferences } from "../responses/request-context.js";
+import { imageLookup, resolveInputImages } from "../responses/input-images.js";
+import { GatewayImageStore } from "../../gateway/images.js";
 import { errorReplySchema } from "../errors.js";
 import { responseIdParamsSchema } from "../responses/schemas.js";
 import type { UpstreamConfig } from "../upstream/config.js";
@@ -170,7 +172,18 @@ export function registerResponseExtraRoutes(
         body.input === undefined
           ? new Map()
           : await resolveReferences(store, subjectUid, body.input);
-      return countInputTokens(upstream, body, context.map(contextMessage), references);
+      const inputImages =
+        body.input === undefined ? new Map() : await resolveInputImages(body.input);
+      const images = await imageLookup(
+        new GatewayImageStore(store.database),
+        subjectUid,
+        context,
+        inputImages,
+      );
+      return countInputTokens(upstream, body, context.map(contextMessage), references, {
+        input: inputImages,
+        lookup: images,
+      });
     },
   );
 }

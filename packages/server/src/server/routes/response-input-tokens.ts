@@ -8,7 +8,8 @@ import {
 import { z } from "zod";
 import type { GatewayMessage } from "../../gateway/index.js";
 import { callsOf, inputToMessages } from "../responses/convert.js";
-import type { NewMessage, ReferenceLookup } from "../responses/input.js";
+import type { InputImages, NewMessage, ReferenceLookup } from "../responses/input.js";
+import type { ImageBytesLookup } from "verbatim-llm/history";
 import { modelContext } from "../responses/request-context.js";
 import { createResponseBodySchema } from "../responses/schemas.js";
 import { toolDefinitions } from "../responses/tools.js";
@@ -85,15 +86,22 @@ export async function countInputTokens(
   body: InputTokensBody,
   context: readonly NewMessage[],
   references: ReferenceLookup,
+  /** The input's images as read, and the bytes of every image the model would be shown. */
+  images: { readonly input: InputImages; readonly lookup: ImageBytesLookup } = {
+    input: new Map(),
+    lookup: () => undefined,
+  },
 ): Promise<InputTokensReply> {
   const { provider, upstream } = resolveUpstream(config, body.model);
   const inputs =
-    body.input === undefined ? [] : inputToMessages(body.input, callsOf(context), references);
+    body.input === undefined
+      ? []
+      : inputToMessages(body.input, callsOf(context), references, images.input);
   const { history, system } = modelContext(body.instructions, [...context, ...inputs]);
   const tools = toolDefinitions(body.tools);
   const rendered = renderRequest(provider, {
     history,
-    images: () => undefined,
+    images: images.lookup,
     options: {
       model: body.model,
       ...(system === undefined ? {} : { system }),
