@@ -346,6 +346,30 @@ describe("the public mode's DNS check", () => {
     expect(asked).toEqual(["images.example"]);
   });
 
+  it("a host that sends its headers and then nothing is given up after the time limit", async () => {
+    const stalling = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "image/gif" });
+      response.write(GIF.subarray(0, 6));
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, "127.0.0.1", resolve));
+    const address = stalling.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    try {
+      const started = Date.now();
+      await expect(
+        fetchGuarded(`http://127.0.0.1:${port}/slow.gif`, {
+          ...options,
+          policy: { mode: "any", allowedHosts: [] },
+          timeoutMs: 300,
+        }),
+      ).rejects.toThrow("the image URL did not answer within 0.3 s");
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      stalling.closeAllConnections();
+      await new Promise((resolve) => stalling.close(resolve));
+    }
+  });
+
   it("a name that does not resolve is refused in the same words (no oracle on internal names)", async () => {
     const resolver = async () => Promise.reject(new Error("ENOTFOUND"));
     await expect(fetchGuarded("http://nowhere.example/", { ...options, resolver })).rejects.toThrow(

@@ -107,7 +107,12 @@ function parseHttpUrl(text: string, base: URL | undefined, which: string): URL {
 }
 
 /** Why a failed connection failed, in words that echo nothing of the other side. */
-function connectionFailure(error: unknown, which: string, timeoutMs: number): UrlFetchRefused {
+function connectionFailure(
+  error: unknown,
+  which: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): UrlFetchRefused {
   if (error instanceof UrlFetchRefused) return error;
   if (error instanceof HostNotPublic) {
     return new UrlFetchRefused(
@@ -117,7 +122,8 @@ function connectionFailure(error: unknown, which: string, timeoutMs: number): Ur
   }
   const code = (error as { code?: unknown } | null)?.code;
   const name = (error as { name?: unknown } | null)?.name;
-  if (name === "TimeoutError" || name === "AbortError") {
+  // The time limit ends a body being read as a reset connection: the signal tells them apart.
+  if (signal.aborted || name === "TimeoutError" || name === "AbortError") {
     return new UrlFetchRefused(
       `${which} did not answer within ${timeoutMs / 1000} s`,
       UNREACHABLE_HINT,
@@ -219,7 +225,7 @@ export async function fetchGuarded(
     try {
       response = await requestOnce(url, checked ? lookup : undefined, signal);
     } catch (error) {
-      throw connectionFailure(error, which, options.timeoutMs);
+      throw connectionFailure(error, which, options.timeoutMs, signal);
     }
     const status = response.statusCode ?? 0;
     if (REDIRECT_STATUSES.has(status)) {
@@ -247,7 +253,7 @@ export async function fetchGuarded(
     try {
       return await readCapped(response, options.maxBytes, which);
     } catch (error) {
-      throw connectionFailure(error, which, options.timeoutMs);
+      throw connectionFailure(error, which, options.timeoutMs, signal);
     }
   }
 }
