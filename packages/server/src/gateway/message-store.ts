@@ -71,6 +71,16 @@ export interface FinishInput {
   readonly gateway?: GatewayFacts;
 }
 
+/** A prepared append's messages, each in_progress one with its lease's end from `now`. */
+function withLeases(prepared: PreparedAppend, now: Date): PreparedAppend["messages"] {
+  return prepared.messages.map((message, index) => {
+    const lease = prepared.leases[index];
+    return lease === undefined
+      ? message
+      : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
+  });
+}
+
 /** Where a matched write continues (`appendPreparedMatching`). */
 export interface MatchedAnchor {
   /** The message to continue, or null to start a chain. */
@@ -216,12 +226,7 @@ export class GatewayMessageStore {
   async appendPrepared(prepared: PreparedAppend): Promise<GatewayMessage[]> {
     const { subjectUid: subject, request, conversationMetadata } = prepared;
     const now = this.#now();
-    const messages = prepared.messages.map((message, index) => {
-      const lease = prepared.leases[index];
-      return lease === undefined
-        ? message
-        : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
-    });
+    const messages = withLeases(prepared, now);
     return this.runAppend(
       {
         subjectUid: subject,
@@ -250,12 +255,7 @@ export class GatewayMessageStore {
   ): Promise<GatewayMessage[]> {
     const { subjectUid: subject, conversationMetadata } = prepared;
     const now = this.#now();
-    const all = prepared.messages.map((message, index) => {
-      const lease = prepared.leases[index];
-      return lease === undefined
-        ? message
-        : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
-    });
+    const all = withLeases(prepared, now);
     const { rows, messages } = await inTransaction(this.database, async (trx) => {
       const anchor = await matcher.match(trx);
       const kept = all.slice(Math.min(anchor.storedMessages, all.length - 1));
