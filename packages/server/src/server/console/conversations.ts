@@ -20,7 +20,7 @@ import {
   instant,
   latestMessageId,
   listConversations,
-} from "./queries.js";
+} from "../../store/repositories/console-queries.js";
 import { projectInSlices } from "./project-in-slices.js";
 import { readConversationPage } from "./read-page.js";
 import { jsonWithArrayInSlices } from "./slices.js";

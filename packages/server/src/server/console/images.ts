@@ -6,7 +6,7 @@ import type { GatewayMessageStore } from "../../gateway/index.js";
 import { GatewayImageStore } from "../../gateway/images.js";
 import type { StoreDatabase } from "../../store/index.js";
 import { errorReplySchema } from "../errors.js";
-import { conversationOwner } from "./queries.js";
+import { conversationOwner } from "../../store/repositories/console-queries.js";
 
 /** The most bytes an image answer carries unless the request asks for fewer (`max_bytes`). */
 export const DEFAULT_IMAGE_MAX_BYTES = 8 * 1024 * 1024;

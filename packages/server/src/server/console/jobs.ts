@@ -32,7 +32,7 @@ import {
   projectionMetadataSchema,
   viewSchema,
 } from "./paging.js";
-import { instant, startsWith } from "./queries.js";
+import { instant, startsWith } from "../../store/repositories/console-queries.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 

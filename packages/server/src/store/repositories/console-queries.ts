@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { StoreDatabase } from "../../store/index.js";
+import type { StoreDatabase } from "../database.js";
 
 /**
  * Operator reads across subjects (console routes only): the stores are scoped to one subject
