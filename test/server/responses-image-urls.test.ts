@@ -315,6 +315,26 @@ describeEachDialect("image URLs are not a server-side request forgery hole", (ge
     expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
   });
 
+  it("input_tokens reads image URLs under the same setting (default, allow-list, off)", async () => {
+    // chat-* (the Chat format) has no counting endpoint: the server estimates.
+    const count = (server: StubbedServer) =>
+      server.post("/responses/input_tokens", {
+        model: "chat-x",
+        input: imageInput(`http://127.0.0.1:${target.port}/pixel.gif`),
+      });
+    const hits = target.hits.length;
+    const refusedByDefault = await count(byDefault);
+    expect(refusedByDefault.status).toBe(400);
+    expect(refusedByDefault.body.error.message).toContain("names a non-public address (loopback)");
+    const refusedWhenOff = await count(off);
+    expect(refusedWhenOff.status).toBe(400);
+    expect(refusedWhenOff.body.error.message).toBe("this server does not fetch image URLs");
+    expect(target.hits.length).toBe(hits);
+    const allowed = await count(allowing);
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(target.hits.length).toBe(hits + 1);
+  });
+
   it("any: internal hosts are fetched (a server only trusted callers reach), still capped and with checked redirects", async () => {
     await accepted(any, `http://localhost:${target.port}/pixel.gif`);
     await accepted(any, `http://[::1]:${target.port}/hop/1`);

@@ -173,7 +173,9 @@ export function registerResponseExtraRoutes(
           ? new Map()
           : await resolveReferences(store, subjectUid, body.input);
       const inputImages =
-        body.input === undefined ? new Map() : await resolveInputImages(body.input);
+        body.input === undefined
+          ? new Map()
+          : await resolveInputImages(body.input, upstream.imageUrls);
       const images = await imageLookup(
         new GatewayImageStore(store.database),
         subjectUid,
