@@ -155,13 +155,14 @@ function imageParts(input: CreateResponseBody["input"]): { part: ImagePart; wher
  */
 export async function resolveInputImages(
   input: CreateResponseBody["input"],
-  policy: ImageUrlPolicy = DEFAULT_IMAGE_URL_POLICY,
+  /** The server's setting (required so that no route forgets it; undefined: the default). */
+  policy: ImageUrlPolicy | undefined,
 ): Promise<ReadonlyMap<string, HeldImage>> {
   const images = new Map<string, HeldImage>();
   for (const { part, where } of imageParts(input)) {
     const url = part.image_url ?? "";
     if (images.has(url) && part.file_id == null) continue;
-    images.set(url, await resolve(part, where, policy));
+    images.set(url, await resolve(part, where, policy ?? DEFAULT_IMAGE_URL_POLICY));
   }
   return images;
 }
