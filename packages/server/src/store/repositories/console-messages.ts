@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { StoreSchema } from "../schema.js";
+import { conversationPageQuery } from "./gateway-messages.js";
 
 /**
  * The ids of a page of a conversation's messages (all branches, in the order written:
@@ -12,16 +13,8 @@ export async function listConversationMessageIds(
   conversationId: string,
   page: { readonly limit: number; readonly offset: number },
 ): Promise<string[]> {
-  const rows = await db
-    .selectFrom("ai_gateway_messages")
+  const rows = await conversationPageQuery(db, subjectUid, conversationId, page)
     .select("id")
-    .where("conversation_id", "=", conversationId)
-    .where("subject_uid", "=", subjectUid)
-    .orderBy("created_at")
-    .orderBy("depth")
-    .orderBy("id")
-    .limit(page.limit)
-    .offset(page.offset)
     .execute();
   return rows.map((row) => row.id);
 }

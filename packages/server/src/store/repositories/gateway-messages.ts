@@ -498,6 +498,27 @@ export async function readChainRows<T>(
   return results;
 }
 
+/**
+ * A page of a conversation's messages in the order they were written (every branch:
+ * created_at, depth, id), with no columns chosen yet.
+ */
+export function conversationPageQuery(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  conversationId: string,
+  page: { readonly limit: number; readonly offset: number },
+) {
+  return db
+    .selectFrom("ai_gateway_messages")
+    .where("conversation_id", "=", conversationId)
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("created_at")
+    .orderBy("depth")
+    .orderBy("id")
+    .limit(page.limit)
+    .offset(page.offset);
+}
+
 /** Messages of a conversation in the order they were written (every branch), paged. */
 export async function listConversationRows(
   db: Kysely<StoreSchema>,
@@ -505,17 +526,7 @@ export async function listConversationRows(
   conversationId: string,
   page: { readonly limit: number; readonly offset: number },
 ): Promise<MessageRow[]> {
-  return db
-    .selectFrom("ai_gateway_messages")
-    .selectAll()
-    .where("conversation_id", "=", conversationId)
-    .where("subject_uid", "=", subjectUid)
-    .orderBy("created_at")
-    .orderBy("depth")
-    .orderBy("id")
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+  return conversationPageQuery(db, subjectUid, conversationId, page).selectAll().execute();
 }
 
 /** Ids of the messages that continue a message (more than one: forks), oldest first. */
