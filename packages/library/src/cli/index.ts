@@ -9,4 +9,5 @@ export {
 } from "./command.js";
 export { bufferIO, processIO, type CliIO } from "./io.js";
 export { readInputFile } from "./paths.js";
+export { importProgressBar, type ImportProgressBar } from "./progress-bar.js";
 export type { ServerCommandName } from "./server-commands.js";

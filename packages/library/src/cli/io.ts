@@ -6,6 +6,8 @@ export interface CliIO {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The working directory relative paths resolve against. */
   readonly cwd: string;
+  /** Whether stderr is a terminal (a progress bar is drawn there only then). */
+  readonly stderrIsTTY?: boolean;
 }
 
 export const processIO: CliIO = {
@@ -17,10 +19,15 @@ export const processIO: CliIO = {
   },
   env: process.env,
   cwd: process.cwd(),
+  get stderrIsTTY() {
+    return process.stderr.isTTY === true;
+  },
 };
 
 /** An IO that keeps what a command writes, for in-process tests. */
-export function bufferIO(overrides: Partial<Pick<CliIO, "env" | "cwd">> = {}): CliIO & {
+export function bufferIO(
+  overrides: Partial<Pick<CliIO, "env" | "cwd" | "stderrIsTTY">> = {},
+): CliIO & {
   readonly out: () => Buffer;
   readonly err: () => string;
 } {
@@ -31,6 +38,7 @@ export function bufferIO(overrides: Partial<Pick<CliIO, "env" | "cwd">> = {}): C
     stderr: (text) => err.push(text),
     env: overrides.env ?? process.env,
     cwd: overrides.cwd ?? process.cwd(),
+    stderrIsTTY: overrides.stderrIsTTY === true,
     out: () => Buffer.concat(out),
     err: () => err.join(""),
   };

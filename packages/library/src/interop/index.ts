@@ -9,6 +9,7 @@ export type { PackageOutcome, PackageWrite } from "./archive-target.js";
 export { acceptsFile, importConversationFile, importIntoPackages } from "./package-import.js";
 export type { ConversationOutcome, ImportProgress, PackageImportReport } from "./package-import.js";
 export { listSourceFiles } from "./source-files.js";
+export { progressCounter } from "./progress.js";
 export { leftOutTotals, progressLine } from "./summary.js";
 export type { LeftOutTotal } from "./summary.js";
 export { ROWS_TARGET_SOURCES, TRAJECTORY_SOURCES } from "./trajectories/rows.js";

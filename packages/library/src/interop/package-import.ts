@@ -1,9 +1,12 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
 import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
 import { importCodexRollout } from "./codex/import.js";
 import type { ConversationSource, FileImport } from "./imported.js";
+import { progressCounter, type ImportProgress } from "./progress.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
+
+export type { ImportProgress } from "./progress.js";
 
 /** How each conversation source finds its files in a folder and reads one. */
 interface ConversationImporter {
@@ -41,14 +44,6 @@ export async function importConversationFile(
   bytes: Uint8Array,
 ): Promise<FileImport> {
   return importers[source].importFile(file, bytes);
-}
-
-export interface ImportProgress {
-  readonly files: number;
-  readonly totalFiles: number;
-  readonly bytes: number;
-  readonly totalBytes: number;
-  readonly messages: number;
 }
 
 export interface ConversationOutcome {
@@ -94,16 +89,13 @@ export async function importIntoPackages(options: {
   readonly onProgress?: (progress: ImportProgress) => void;
 }): Promise<PackageImportReport> {
   const importer = importers[options.source];
-  let totalBytes = 0;
-  for (const file of options.files)
-    totalBytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  const fileDone = await progressCounter(options.files, options.onProgress);
   const accounts: FileAccount[] = [];
   const conversations: ConversationOutcome[] = [];
   const leftOut: LeftOutEntry[] = [];
   const unreadableFiles: { file: string; reason: string }[] = [];
   let bytes = 0;
   let messages = 0;
-  let done = 0;
   const results: (FileOutcome | undefined)[] = [];
   const writes = new PackageWriteQueue();
   // A few files at a time, so that one file's durable writes (fsync) overlap the next one's
@@ -111,16 +103,13 @@ export async function importIntoPackages(options: {
   await eachWithConcurrency(options.files, IMPORT_CONCURRENCY, async (file, index) => {
     const outcome = await importOneFile(importer, file, options.into, writes);
     results[index] = outcome;
-    done++;
+    const fileMessages = outcome.conversations.reduce(
+      (sum, conversation) => sum + conversation.messages,
+      0,
+    );
     bytes += outcome.bytes;
-    messages += outcome.conversations.reduce((sum, conversation) => sum + conversation.messages, 0);
-    options.onProgress?.({
-      files: done,
-      totalFiles: options.files.length,
-      bytes,
-      totalBytes,
-      messages,
-    });
+    messages += fileMessages;
+    fileDone(outcome.bytes, fileMessages);
   });
   for (const result of results) {
     if (result === undefined) continue;

@@ -8,7 +8,6 @@ import {
   importIntoPackages,
   leftOutTotals,
   listSourceFiles,
-  progressLine,
   type ConversationSource,
   type PackageImportReport,
   type RowsImportReport,
@@ -21,7 +20,8 @@ import {
   usageError,
   type Command,
 } from "../command.js";
-import { processIO, type CliIO } from "../io.js";
+import type { CliIO } from "../io.js";
+import { importProgressBar } from "../progress-bar.js";
 import { loadServerCommand } from "../server-commands.js";
 
 const SOURCES: readonly string[] = [...CONVERSATION_SOURCES, ...TRAJECTORY_SOURCES];
@@ -76,13 +76,8 @@ export const importCommand: Command = {
       );
     }
     const json = values.json === true;
-    const bar = !json && io === processIO && process.stderr.isTTY === true;
-    const onProgress = bar
-      ? {
-          onProgress: (progress: Parameters<typeof progressLine>[0]) =>
-            io.stderr(`\r${progressLine(progress)}`),
-        }
-      : {};
+    const bar = importProgressBar(io, json);
+    const onProgress = bar.onProgress === undefined ? {} : { onProgress: bar.onProgress };
     // Codex also imports as a job trajectory (one turn per Codex turn) into a rows file.
     if (!isConversationSource(source) || (source === "codex" && asJob)) {
       const trajectorySource = source as TrajectorySource;
@@ -95,7 +90,7 @@ export const importCommand: Command = {
         into: resolve(io.cwd, into),
         ...onProgress,
       });
-      if (bar) io.stderr("\n");
+      bar.finish();
       if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else writeRowsSummary(report, io);
       return report.totals.refused > 0 || report.unreadableFiles.length > 0
@@ -109,7 +104,7 @@ export const importCommand: Command = {
       into: resolve(io.cwd, into),
       ...onProgress,
     });
-    if (bar) io.stderr("\n");
+    bar.finish();
     if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     else writeSummary(report, io);
     const failed = report.totals.refused > 0 || report.unreadableFiles.length > 0;

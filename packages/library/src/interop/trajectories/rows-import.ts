@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile, rename } from "node:fs/promises";
+import { readFile, writeFile, rename } from "node:fs/promises";
 import { VerbatimError } from "../../core/errors.js";
 import { parseStoredRowsJsonl } from "../../trajectory/jsonl.js";
 import type { StoredTurnItem } from "../../trajectory/row.js";
@@ -8,7 +8,7 @@ import { importInspectLog } from "./inspect.js";
 import { importOpenHandsEvents, importOpenHandsResolver } from "./openhands.js";
 import type { TrajectoryFileImport, TrajectorySource } from "./rows.js";
 import { importSweAgentTrajectory } from "./swe-agent.js";
-import type { ImportProgress } from "../package-import.js";
+import { progressCounter, type ImportProgress } from "../progress.js";
 
 interface TrajectoryImporter {
   accept(name: string): boolean;
@@ -103,9 +103,7 @@ export async function importIntoRowsFile(options: {
   const byTurn = new Map<string, string>();
   for (const row of rows)
     byTurn.set(row.turn_id, (byTurn.get(row.turn_id) ?? "") + rowLine(row) + "\n");
-  let totalBytes = 0;
-  for (const file of options.files)
-    totalBytes += (await stat(file).catch(() => ({ size: 0 }))).size;
+  const fileDone = await progressCounter(options.files, options.onProgress);
   const accounts: FileAccount[] = [];
   const leftOut: LeftOutEntry[] = [];
   const unreadableFiles: { file: string; reason: string }[] = [];
@@ -119,7 +117,7 @@ export async function importIntoRowsFile(options: {
   let bytes = 0;
   let added = 0;
   let rowCount = 0;
-  for (const [index, file] of options.files.entries()) {
+  for (const file of options.files) {
     let content: Uint8Array;
     try {
       content = await readFile(file);
@@ -128,6 +126,7 @@ export async function importIntoRowsFile(options: {
         file,
         reason: (error as NodeJS.ErrnoException).code ?? String(error),
       });
+      fileDone(0, 0);
       continue;
     }
     const result = importer.importFile(file, content);
@@ -159,13 +158,7 @@ export async function importIntoRowsFile(options: {
       }
     }
     bytes += content.length;
-    options.onProgress?.({
-      files: index + 1,
-      totalFiles: options.files.length,
-      bytes,
-      totalBytes,
-      messages: rowCount,
-    });
+    fileDone(content.length, result.rows.length);
   }
   if (added > 0) {
     const temporary = `${options.into}.${process.pid}.tmp`;

@@ -2,12 +2,13 @@ import { readFile } from "node:fs/promises";
 import {
   importTrajectoryFile,
   leftOutTotals,
+  progressCounter,
   trajectoryJobs,
   type FileAccount,
   type LeftOutEntry,
   type TrajectorySource,
 } from "verbatim-llm/interop";
-import { EXIT_CHECK_FAILED, EXIT_OK, type CliIO } from "verbatim-llm/cli";
+import { EXIT_CHECK_FAILED, EXIT_OK, type CliIO, type ImportProgressBar } from "verbatim-llm/cli";
 import type { StoreDatabase } from "../../store/database.js";
 import { JobImporter, type JobImport, type JobOutcome } from "./import-jobs.js";
 
@@ -24,7 +25,8 @@ export interface JobsImportReport {
 /**
  * `verbatim import swe-agent|openhands|inspect <path…>` (and `codex --as job`) into a database:
  * each run, issue, sample or rollout becomes a background-agent job of the subject
- * (docs/interop.md). Files are read one at a time.
+ * (docs/interop.md). Files are read one at a time; the progress bar counts files, bytes and
+ * rows.
  */
 export async function importJobsIntoDatabase(options: {
   readonly database: StoreDatabase;
@@ -34,7 +36,9 @@ export async function importJobsIntoDatabase(options: {
   readonly files: readonly string[];
   readonly json: boolean;
   readonly io: CliIO;
+  readonly bar: ImportProgressBar;
 }): Promise<number> {
+  const fileDone = await progressCounter(options.files, options.bar.onProgress);
   const importer = new JobImporter(options.database, options.subject, options.source);
   const files: FileAccount[] = [];
   const jobs: JobImport[] = [];
@@ -49,6 +53,7 @@ export async function importJobsIntoDatabase(options: {
         file,
         reason: (error as NodeJS.ErrnoException).code ?? String(error),
       });
+      fileDone(0, 0);
       continue;
     }
     const result = importTrajectoryFile(options.source, file, bytes);
@@ -56,7 +61,9 @@ export async function importJobsIntoDatabase(options: {
     leftOut.push(...result.leftOut);
     for (const job of trajectoryJobs(options.source, result.rows))
       jobs.push(await importer.importJob(file, job));
+    fileDone(bytes.length, result.rows.length);
   }
+  options.bar.finish();
   const report: JobsImportReport = {
     source: options.source,
     database: options.databaseName,

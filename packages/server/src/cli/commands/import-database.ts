@@ -10,8 +10,10 @@ import {
   importConversationFile,
   leftOutTotals,
   listSourceFiles,
+  progressCounter,
   type ConversationSource,
   type FileAccount,
+  type ImportProgress,
   type ImportedConversation,
   type LeftOutEntry,
   type TrajectorySource,
@@ -19,6 +21,7 @@ import {
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,
+  importProgressBar,
   parseCommandArgs,
   usageError,
   type CliIO,
@@ -140,7 +143,8 @@ export interface DatabaseImportReport {
 
 /**
  * Imports Claude Code or Codex files into the store, one chain per conversation (session files
- * before sub-agent files, so that a sub-agent's chain names its session's), one file at a time.
+ * before sub-agent files, so that a sub-agent's chain names its session's), one file at a time;
+ * `onProgress` hears after each file (files, bytes, history messages).
  */
 export async function importChainsIntoDatabase(
   database: StoreDatabase,
@@ -148,7 +152,9 @@ export async function importChainsIntoDatabase(
   source: ConversationSource,
   subject: string,
   files: readonly string[],
+  onProgress?: (progress: ImportProgress) => void,
 ): Promise<DatabaseImportReport> {
+  const fileDone = await progressCounter(files, onProgress);
   const store = new GatewayMessageStore(database);
   const startedAt = store.now();
   const report: DatabaseImportReport = {
@@ -170,6 +176,7 @@ export async function importChainsIntoDatabase(
         file,
         reason: (error as NodeJS.ErrnoException).code ?? String(error),
       });
+      fileDone(0, 0);
       continue;
     }
     const result = await importConversationFile(source, file, bytes);
@@ -199,6 +206,10 @@ export async function importChainsIntoDatabase(
       }
       (report.conversations as ChainImport[]).push(outcome);
     }
+    fileDone(
+      bytes.length,
+      result.conversations.reduce((sum, imported) => sum + imported.conversation.history.length, 0),
+    );
   }
   return report;
 }
@@ -265,6 +276,8 @@ export const importDatabase: Command = {
         ? acceptsTrajectoryFile(source as TrajectorySource, name)
         : acceptsFile(source as ConversationSource, name),
     );
+    const json = values.json === true;
+    const bar = importProgressBar(io, json);
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
@@ -276,8 +289,9 @@ export const importDatabase: Command = {
           source: source as TrajectorySource,
           subject,
           files,
-          json: values.json === true,
+          json,
           io,
+          bar,
         });
         await durability.finish();
         return code;
@@ -288,9 +302,11 @@ export const importDatabase: Command = {
         source as ConversationSource,
         subject,
         files,
+        bar.onProgress,
       );
       await durability.finish();
-      if (values.json === true) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      bar.finish();
+      if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else writeSummary(report, io);
       const failed =
         report.unreadableFiles.length > 0 ||
