@@ -79,6 +79,11 @@ export interface GatewayFacts {
    * model gets it through the provider's system slot (docs/server.md, "Conformance").
    */
   readonly inputRole?: "system" | "developer";
+  /**
+   * Images a recorded call named by URL (not fetched: the recorded path passes requests
+   * through), by the index of their `imageOmitted` block in the content.
+   */
+  readonly imageUrls?: Readonly<Record<string, string>>;
 }
 
 export interface GatewayMessageMetadata {

@@ -4,6 +4,7 @@ import type { RoundResult } from "verbatim-llm/providers";
 import { findContinuationRows } from "../store/repositories/gateway-messages.js";
 import type { StoreSchema } from "../store/schema.js";
 import { appendWithinTransaction } from "./append.js";
+import { keepImages, type HeldImage } from "./images.js";
 import { responseUnits, type MatchableMessage } from "./chain-matching.js";
 import { matchable } from "./message-chains.js";
 import { prepareAppend, type AppendMessageInput } from "./prepare-append.js";
@@ -80,13 +81,19 @@ export async function writeRecordedHistory(
   }
   const owners: number[] = [];
   const messages: AppendMessageInput[] = [];
+  const images: HeldImage[] = [];
   for (let index = from; index < input.messages.length; index++) {
     for (const message of recordedMessagesOf(input.format, input.messages, index)) {
       owners.push(index);
+      images.push(...(message.images ?? []));
+      const gateway = {
+        ...(message.inputRole === undefined ? {} : { inputRole: message.inputRole }),
+        ...(message.imageUrls === undefined ? {} : { imageUrls: message.imageUrls }),
+      };
       messages.push({
         role: message.role,
         content: message.content,
-        ...(message.inputRole === undefined ? {} : { gateway: { inputRole: message.inputRole } }),
+        ...(Object.keys(gateway).length === 0 ? {} : { gateway }),
       });
     }
   }
@@ -127,6 +134,8 @@ export async function writeRecordedHistory(
     if (isVerbatimError(error)) return none;
     throw error;
   }
+  // The images' bytes, once per subject and SHA-256, as /v1/responses keeps them.
+  await keepImages(db, input.subjectUid, images, input.now);
   const ids: string[] = [];
   for (let start = 0; start < prepared.messages.length; start += PER_WRITE) {
     const rows = await appendWithinTransaction(

@@ -1,3 +1,4 @@
+import { isStorableText } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
 import {
   SseDecoder,
@@ -6,7 +7,15 @@ import {
   type ProviderId,
   type RoundResult,
 } from "verbatim-llm/providers";
+import type { HeldImage } from "./images.js";
+import {
+  imageFromBase64,
+  imageFromUrl,
+  omittedImage,
+  type RecordedImage,
+} from "./recorded-images.js";
 import type { WireFormat } from "./recorded-usage.js";
+import { NOTED_IMAGE_URL_MAX_LENGTH, NOTED_IMAGE_URLS_MAX } from "./validation.js";
 
 /**
  * The provider-neutral history of a recorded call (docs/server.md, "Recorded calls"): each wire
@@ -14,13 +23,17 @@ import type { WireFormat } from "./recorded-usage.js";
  * keeps for `/v1/responses`, and the upstream's answer through the library's response parsers.
  * The raw bytes stay in the call's row; these are what the console and the Conversations API
  * show. What the history model has no place for is left out of these messages only (thinking
- * and its signatures, A23; an image's bytes become an `imageOmitted` block).
+ * and its signatures, A23); images are kept as /v1/responses keeps them (recorded-images.ts).
  */
 export interface RecordedMessage {
   readonly role: "user" | "assistant" | "tool";
   readonly content: readonly Block[];
   /** A Chat `system` or `developer` message (stored as a user message marked so). */
   readonly inputRole?: "system" | "developer";
+  /** The bytes of its `image` blocks (kept in the subject's image store). */
+  readonly images?: readonly HeldImage[];
+  /** The URLs of its images named by URL (not fetched), by index of their `imageOmitted` block. */
+  readonly imageUrls?: Readonly<Record<string, string>>;
 }
 
 type Json = Record<string, unknown>;
@@ -61,30 +74,83 @@ function callName(
   return "";
 }
 
-function imageOmitted(mimeType: unknown): Block {
-  const type = typeof mimeType === "string" && /^[a-z]+\/[a-z0-9.+-]+$/.test(mimeType);
-  return { type: "imageOmitted", mimeType: type ? (mimeType as string) : "image/png" };
+/** The image of an Anthropic `image` or Chat `image_url` part (undefined: not an image). */
+function partImage(part: Json | undefined): RecordedImage | undefined {
+  const type = part?.["type"];
+  if (type === "image") {
+    const source = record(part?.["source"]);
+    if (source?.["type"] === "base64") return imageFromBase64(source["data"], source["media_type"]);
+    if (source?.["type"] === "url") return imageFromUrl(source["url"]);
+    return omittedImage(source?.["media_type"]);
+  }
+  if (type === "image_url") {
+    const url = part?.["image_url"];
+    return imageFromUrl(typeof url === "string" ? url : record(url)?.["url"]);
+  }
+  return undefined;
 }
 
-/** The text and images of a content value (a string or a list of parts). */
-function contentBlocks(content: unknown): Block[] {
-  if (typeof content === "string") return [{ type: "text", text: content }];
-  const blocks: Block[] = [];
+/** A URL the gateway facts can hold (a longer one, or one past the limit, stays in the call's row). */
+const notable = (url: string, noted: number): boolean =>
+  noted < NOTED_IMAGE_URLS_MAX && url.length <= NOTED_IMAGE_URL_MAX_LENGTH && isStorableText(url);
+
+/** A message's blocks as they are built, with the bytes and URLs of its images. */
+class Content {
+  readonly blocks: Block[] = [];
+  private readonly images: HeldImage[] = [];
+  private readonly urls: Record<string, string> = {};
+
+  /** Adds the text and images of a content value (a string or a list of parts). */
+  add(content: unknown): this {
+    if (typeof content === "string") {
+      this.blocks.push({ type: "text", text: content });
+      return this;
+    }
+    for (const entry of Array.isArray(content) ? content : []) {
+      const part = record(entry);
+      if (part?.["type"] === "text") this.blocks.push({ type: "text", text: text(part["text"]) });
+      else this.addImage(partImage(part));
+    }
+    return this;
+  }
+
+  addImage(image: RecordedImage | undefined): void {
+    if (image === undefined) return;
+    if (image.image !== undefined) this.images.push(image.image);
+    if (image.url !== undefined && notable(image.url, Object.keys(this.urls).length)) {
+      this.urls[String(this.blocks.length)] = image.url;
+    }
+    this.blocks.push(image.block);
+  }
+
+  message(
+    role: RecordedMessage["role"],
+    inputRole?: RecordedMessage["inputRole"],
+  ): RecordedMessage {
+    return {
+      role,
+      content: this.blocks,
+      ...(inputRole === undefined ? {} : { inputRole }),
+      ...(this.images.length === 0 ? {} : { images: this.images }),
+      ...(Object.keys(this.urls).length === 0 ? {} : { imageUrls: this.urls }),
+    };
+  }
+}
+
+/** The text of a tool's result (its text parts joined) and its images. */
+function toolResultParts(content: unknown): {
+  text: string;
+  images: (RecordedImage | undefined)[];
+} {
+  if (typeof content === "string") return { text: content, images: [] };
+  const texts: string[] = [];
+  const images: (RecordedImage | undefined)[] = [];
   for (const entry of Array.isArray(content) ? content : []) {
     const part = record(entry);
-    const type = part?.["type"];
-    if (type === "text") blocks.push({ type: "text", text: text(part?.["text"]) });
-    else if (type === "image") blocks.push(imageOmitted(record(part?.["source"])?.["media_type"]));
-    else if (type === "image_url") blocks.push(imageOmitted(undefined));
+    if (part?.["type"] === "text") texts.push(text(part["text"]));
+    else images.push(partImage(part));
   }
-  return blocks;
-}
-
-function toolResultText(content: unknown): string {
-  if (typeof content === "string") return content;
-  return contentBlocks(content)
-    .map((block) => (block.type === "text" ? block.text : ""))
-    .join("\n\n");
+  return { text: texts.join("\n\n"), images };
 }
 
 function anthropicMessage(
@@ -111,9 +177,12 @@ function anthropicMessage(
     }
     return [{ role: "assistant", content: blocks }];
   }
-  // A user message: its tool results first (as Anthropic requires them), then the rest.
-  const results: Block[] = [];
-  const rest: unknown[] = [];
+  // A user message: its tool results first (as Anthropic requires them), then the rest. A
+  // result's images follow it in its tool message, and a result with images starts a tool
+  // message of its own (the Conversations API gives a tool message's images back as the output
+  // of its first result, as /v1/responses keeps them).
+  const tools: Content[] = [];
+  const rest = new Content();
   for (const entry of typeof content === "string"
     ? [content]
     : Array.isArray(content)
@@ -122,19 +191,24 @@ function anthropicMessage(
     const block = record(entry);
     if (block?.["type"] === "tool_result") {
       const callID = text(block["tool_use_id"]);
-      results.push({
+      const result = toolResultParts(block["content"]);
+      let tool = tools[tools.length - 1];
+      if (tool === undefined || result.images.length > 0) {
+        tool = new Content();
+        tools.push(tool);
+      }
+      tool.blocks.push({
         type: "toolResult",
         callID,
         toolName: callName("anthropic-messages", messages, index, callID),
         isError: block["is_error"] === true,
-        content: toolResultText(block["content"]),
+        content: result.text,
       });
-    } else rest.push(typeof entry === "string" ? { type: "text", text: entry } : entry);
+      for (const image of result.images) tool.addImage(image);
+    } else rest.add(typeof entry === "string" ? entry : [entry]);
   }
-  const out: RecordedMessage[] = [];
-  if (results.length > 0) out.push({ role: "tool", content: results });
-  const blocks = contentBlocks(rest);
-  if (blocks.length > 0 || results.length === 0) out.push({ role: "user", content: blocks });
+  const out = tools.map((tool) => tool.message("tool"));
+  if (rest.blocks.length > 0 || tools.length === 0) out.push(rest.message("user"));
   return out;
 }
 
@@ -145,40 +219,37 @@ function chatMessage(
 ): RecordedMessage[] {
   const role = message["role"];
   if (role === "system" || role === "developer") {
-    return [{ role: "user", content: contentBlocks(message["content"]), inputRole: role }];
+    return [new Content().add(message["content"]).message("user", role)];
   }
   if (role === "tool") {
     const callID = text(message["tool_call_id"]);
-    return [
-      {
-        role: "tool",
-        content: [
-          {
-            type: "toolResult",
-            callID,
-            toolName: callName("openai-chat", messages, index, callID),
-            isError: false,
-            content: toolResultText(message["content"]),
-          },
-        ],
-      },
-    ];
+    const result = toolResultParts(message["content"]);
+    const tool = new Content();
+    tool.blocks.push({
+      type: "toolResult",
+      callID,
+      toolName: callName("openai-chat", messages, index, callID),
+      isError: false,
+      content: result.text,
+    });
+    for (const image of result.images) tool.addImage(image);
+    return [tool.message("tool")];
   }
   if (role === "assistant") {
-    const blocks = contentBlocks(message["content"]);
+    const answer = new Content().add(message["content"]);
     for (const entry of Array.isArray(message["tool_calls"]) ? message["tool_calls"] : []) {
       const call = record(entry);
       const fn = record(call?.["function"]);
-      blocks.push({
+      answer.blocks.push({
         type: "toolCall",
         id: text(call?.["id"]),
         name: text(fn?.["name"]),
         arguments: text(fn?.["arguments"]),
       });
     }
-    return [{ role: "assistant", content: blocks }];
+    return [answer.message("assistant")];
   }
-  return [{ role: "user", content: contentBlocks(message["content"]) }];
+  return [new Content().add(message["content"]).message("user")];
 }
 
 /** The gateway messages of the request's wire message `index` (none for what is not one). */

@@ -24,6 +24,9 @@ export const CALLER_METADATA_MAX_KEYS = 16;
 export const CALLER_METADATA_MAX_KEY_LENGTH = 64;
 export const CALLER_METADATA_MAX_VALUE_LENGTH = 512;
 export const ID_MAX_LENGTH = 200;
+/** Image URLs noted in one message's gateway facts (`imageUrls`), and the longest noted. */
+export const NOTED_IMAGE_URLS_MAX = 64;
+export const NOTED_IMAGE_URL_MAX_LENGTH = 4096;
 
 /** Limits of one store; the defaults are in docs/store.md. */
 export interface GatewayLimits {
@@ -134,6 +137,13 @@ const gatewayFactsShape = {
   stopReason: shortText(64).optional(),
   error: z.strictObject({ code: shortText(100), message: shortText(4000) }).optional(),
   inputRole: z.enum(["system", "developer"]).optional(),
+  imageUrls: z
+    .record(z.string().regex(/^\d{1,6}$/, "a block index"), shortText(NOTED_IMAGE_URL_MAX_LENGTH))
+    .refine(
+      (urls) => Object.keys(urls).length <= NOTED_IMAGE_URLS_MAX,
+      `at most ${NOTED_IMAGE_URLS_MAX} image URLs`,
+    )
+    .optional(),
 };
 
 /**

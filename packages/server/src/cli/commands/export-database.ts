@@ -1,5 +1,11 @@
 import { VerbatimError } from "verbatim-llm/core";
-import { EXPORT_FORMATS, chatMLLine, exportLine, type ExportFormat } from "verbatim-llm/interop";
+import {
+  EXPORT_FORMATS,
+  chatMLLine,
+  exportLine,
+  type ExportFormat,
+  type ExportOptions,
+} from "verbatim-llm/interop";
 import { projectItemsToChatML } from "verbatim-llm/trajectory";
 import {
   EXIT_CHECK_FAILED,
@@ -10,6 +16,7 @@ import {
   type Command,
 } from "verbatim-llm/cli";
 import { GatewayConversations } from "../../gateway/conversations.js";
+import { GatewayImageStore, imageHashesOf } from "../../gateway/images.js";
 import { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
 import type { GatewayMessage } from "../../gateway/message-types.js";
 import { GatewayMessageStore } from "../../gateway/message-store.js";
@@ -25,6 +32,17 @@ interface ExportedEntry {
 
 function historyOf(chain: readonly GatewayMessage[]) {
   return chain.map((message) => ({ role: message.role, content: message.content }));
+}
+
+/** The export options of a chain: its images' kept bytes (as data URLs in the line). */
+async function withImages(
+  images: GatewayImageStore,
+  subject: string,
+  chain: readonly GatewayMessage[],
+  options: ExportOptions,
+): Promise<ExportOptions> {
+  const held = await images.load(subject, imageHashesOf(chain));
+  return held.size === 0 ? options : { ...options, images: (sha256) => held.get(sha256)?.bytes };
 }
 
 /**
@@ -87,7 +105,8 @@ export const exportDatabase: Command = {
       const store = new GatewayMessageStore(database);
       const gateway = new GatewayConversations(store);
       const service = new BackgroundAgentJobs(database);
-      const options = system === undefined ? {} : { system };
+      const images = new GatewayImageStore(database);
+      const options: ExportOptions = system === undefined ? {} : { system };
       const entry = async (what: string, work: () => Promise<string[]>) => {
         try {
           return { what, lines: await work() };
@@ -101,15 +120,19 @@ export const exportDatabase: Command = {
         exported.push(
           await entry(`conversation ${id}`, async () => {
             const { messages: chain } = await gateway.chain(subject, id, () => []);
-            return chain.length === 0 ? [] : [exportLine(historyOf(chain), format, options)];
+            if (chain.length === 0) return [];
+            const withBytes = await withImages(images, subject, chain, options);
+            return [exportLine(historyOf(chain), format, withBytes)];
           }),
         );
       }
       for (const id of messages) {
         exported.push(
-          await entry(`message ${id}`, async () => [
-            exportLine(historyOf(await store.readFullChain(subject, id)), format, options),
-          ]),
+          await entry(`message ${id}`, async () => {
+            const chain = await store.readFullChain(subject, id);
+            const withBytes = await withImages(images, subject, chain, options);
+            return [exportLine(historyOf(chain), format, withBytes)];
+          }),
         );
       }
       for (const id of jobs) {
