@@ -6,18 +6,14 @@
  * test/fixtures/interop/providers/ (`*.chunks.txt`: one SSE data payload per line).
  */
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openLiveConversation } from "../../packages/library/src/conversation/open.js";
-import { providerBackend } from "../../packages/library/src/conversation/provider-backend.js";
-import type { ProviderId } from "../../packages/library/src/providers/index.js";
 import {
   bodyJson,
   startProviderServer,
   type ProviderServer,
 } from "../support/provider-servers/harness.js";
+import { emptyPackage, localBackend } from "../support/live-package.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -45,21 +41,8 @@ async function replaying(path: string, basePath: string): Promise<ProviderServer
   return server;
 }
 
-async function packageFolder(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "verbatim-real-fidelity-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const pkg = join(dir, "Poster.pkg");
-  await mkdir(pkg);
-  return pkg;
-}
-
-function backend(provider: ProviderId, baseUrl: string) {
-  return providerBackend({
-    provider,
-    model: "requested-model",
-    transport: { baseUrl, apiKey: "local-key", maxRetries: 0 },
-  });
-}
+const packageFolder = () => emptyPackage(cleanups, "verbatim-real-fidelity-");
+const backend = localBackend;
 
 describe("a live conversation keeps what real streams hold", () => {
   it("Anthropic citations reach the assistant panel item and are saved with it (format 1 citations)", async () => {

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../../packages/library/src/core/hash.js";
 import type { JsonObject } from "../../packages/library/src/core/strict-json.js";
+import { historyFromProviderSummary } from "../../packages/library/src/conversation/provider-summary.js";
 import type { Message } from "../../packages/library/src/history/message.js";
 import {
   checkCachePrefix,
@@ -34,6 +35,10 @@ function parseChunks(provider: ProviderId, path: string): RoundResult {
 }
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
+const answer = (text: string): Message => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+});
 const noImages = () => undefined;
 
 describe("OpenAI Responses custom_tool_call (real shape)", () => {
@@ -401,28 +406,38 @@ describe("compaction (real shapes)", () => {
     const assistant = (JSON.parse(within.body) as { messages: { content: unknown[] }[] })
       .messages[1];
     expect(assistant?.content[0]).toEqual({ type: "compaction", content: summary });
-    // The next turn (no signed material): the summary as text, for any provider (A24).
-    const nextTurn = renderRequest("anthropic", {
-      history: [...history, user("Thanks")],
-      images: noImages,
-      options: { model: "claude-opus-4-6", maxTokens: 100 },
+    // When the turn ends, a live conversation replaces everything before the block with the
+    // summary (A20's form): the next two requests, on Anthropic or any other provider (A24),
+    // start from it and carry nothing it replaced.
+    const compacted = historyFromProviderSummary(history, {
+      message: whole.message,
+      block: 0,
+      summary,
     });
+    expect(compacted?.[0]).toEqual({
+      role: "user",
+      content: [{ type: "text", text: `# Conversation so far\n${summary}` }],
+    });
+    const turns = [...(compacted ?? []), user("Thanks")];
+    const next = (provider: ProviderId, extra: readonly Message[] = []) =>
+      renderRequest(provider, {
+        history: [...turns, ...extra],
+        images: noImages,
+        options: { model: "claude-opus-4-6", maxTokens: 100 },
+      }).body;
+    const later = [answer("You are welcome."), user("One more")];
+    for (const provider of ["anthropic", "openai-chat", "openai-responses"] as const) {
+      for (const body of [next(provider), next(provider, later)]) {
+        expect(body).toContain(JSON.stringify(`# Conversation so far\n${summary}`));
+        expect(body).not.toContain("Summarise the algorithms");
+        expect(body).not.toContain("[Compaction summary]");
+      }
+      expect(checkCachePrefix(next(provider), next(provider, later))).toMatchObject({ ok: true });
+    }
+    // The cached prefix ends once, at the first message (the summary replaced it).
     expect(
-      (JSON.parse(nextTurn.body) as { messages: { content: unknown[] }[] }).messages[1]?.content[0],
-    ).toEqual({ type: "text", text: `[Compaction summary]\n${summary}` });
-    // The cached prefix ends at the compaction block once (docs/providers.md, A23 section).
-    expect(
-      checkCachePrefix(within.body, nextTurn.body, { ignoreSignedMaterial: true }),
-    ).toMatchObject({
-      ok: false,
-      difference: { messageIndex: 1, path: "$.messages[1].content[0].type" },
-    });
-    const chat = renderRequest("openai-chat", {
-      history: [...history, user("Thanks")],
-      images: noImages,
-      options: { model: "m", maxTokens: 100 },
-    });
-    expect(chat.body).toContain(JSON.stringify(`[Compaction summary]\n${summary}`).slice(0, 60));
+      checkCachePrefix(within.body, next("anthropic"), { ignoreSignedMaterial: true }),
+    ).toMatchObject({ ok: false, difference: { messageIndex: 0 } });
   });
 
   it("Responses compaction is kept for the running turn (encrypted: never stored, A23) and shown in the panel", () => {
@@ -441,8 +456,31 @@ describe("compaction (real shapes)", () => {
       options: { model: "gpt-5.2", maxTokens: 100 },
       signed: [{ messageIndex: 1, material: result.signed }],
     });
-    expect(within.body).toContain(
-      `{"id":"${(item as { id?: string }).id ?? ""}","type":"compaction","encrypted_content":"${item?.encrypted_content ?? ""}"`,
+    const native = `{"id":"${(item as { id?: string }).id ?? ""}","type":"compaction","encrypted_content":"${item?.encrypted_content ?? ""}"`;
+    expect(within.body).toContain(native);
+    // The next two requests: a live conversation attaches the item to its message again (the
+    // provider backend keeps compaction items beyond the turn); saved and reopened, it is gone.
+    const kept = { ...result.signed, leading: result.signed.leading.slice(-1) };
+    const later = [
+      [user("And the database layer?")],
+      [user("And the database layer?"), answer("Use fixtures."), user("Thanks")],
+    ];
+    const bodies = later.map(
+      (extra) =>
+        renderRequest("openai-responses", {
+          history: [...history, ...extra],
+          images: noImages,
+          options: { model: "gpt-5.2", maxTokens: 100 },
+          signed: [{ messageIndex: 1, material: kept }],
+        }).body,
     );
+    for (const body of bodies) expect(body).toContain(native);
+    expect(checkCachePrefix(bodies[0] ?? "", bodies[1] ?? "")).toMatchObject({ ok: true });
+    const reopened = renderRequest("openai-responses", {
+      history: [...history, ...(later[0] ?? [])],
+      images: noImages,
+      options: { model: "gpt-5.2", maxTokens: 100 },
+    }).body;
+    expect(reopened).not.toContain('"type":"compaction"');
   });
 });

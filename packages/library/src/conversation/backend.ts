@@ -91,7 +91,24 @@ export interface BackendRoundResult {
   readonly images?: readonly ModelImage[];
   /** The sources the round's text cites: kept on its assistant panel item (format 1). */
   readonly citations?: readonly Citation[];
+  /** Set when the provider compacted the conversation in this round (server-side compaction). */
+  readonly compaction?: RoundCompaction;
 }
+
+/**
+ * A provider's own compaction of the conversation, as a round reports it.
+ *
+ * - `summary` (Anthropic `compaction` block): `message.content[block]` is the summary's text
+ *   block. The provider ignores everything before it from now on; when the turn ends the
+ *   conversation replaces all of that with the summary (A20's form), so every later request
+ *   carries the summary and none of what it replaced.
+ * - `encrypted` (OpenAI Responses `compaction` item): opaque. The backend keeps the item in
+ *   memory and sends it back with every later request while the conversation stays open; it is
+ *   never saved (A23).
+ */
+export type RoundCompaction =
+  | { readonly kind: "summary"; readonly block: number; readonly summary: string }
+  | { readonly kind: "encrypted" };
 
 // ---------------------------------------------------------------------------------------------
 // CLI backend: a whole turn per call.

@@ -72,9 +72,8 @@ export function previewCompaction(input: PreviewInput): CompactionPreview {
   return { available: true, ...base };
 }
 
-export interface CompactionHost extends TurnHost {
-  recordCompactionRound(provider: string, model: string, usage: Usage): void;
-}
+/** What compaction needs of the live conversation: the turn loop's host. */
+export type CompactionHost = TurnHost;
 
 /**
  * One model call summarises every turn but the last two (A20). On success the history becomes

@@ -18,6 +18,7 @@ import type { Backend } from "./backend.js";
 import { previewCompaction, runCompaction } from "./compaction.js";
 import { runCliTurn } from "./cli-turn.js";
 import { ConversationBase, type CreateOptions } from "./conversation-base.js";
+import { applyProviderSummary } from "./provider-summary.js";
 import { runProviderRounds, type TurnOutcome } from "./provider-turn.js";
 import { openTurn, pendingMessage } from "./turn-message.js";
 import { emptyState } from "./state.js";
@@ -158,6 +159,10 @@ class Conversation extends ConversationBase implements LiveConversation {
 
   private endTurn(control: TurnControl, outcome: TurnOutcome): void {
     if (this.turn === control) this.turn = undefined;
+    const summary = control.providerSummary;
+    if (summary !== undefined && control.alive() && applyProviderSummary(this.state, summary)) {
+      this.change("compaction");
+    }
     this.change("turnEnd");
     if ((outcome === "cancelled" || outcome === "failed") && this.state.queued.length > 0) {
       this.state.unsent.push(...this.state.queued);

@@ -1,5 +1,5 @@
 import { utf8Encode } from "../core/bytes.js";
-import type { JsonObject } from "../core/strict-json.js";
+import type { JsonObject, JsonValue } from "../core/strict-json.js";
 import type { Message } from "../history/message.js";
 import { renderRequest } from "../providers/render.js";
 import { streamRound } from "../providers/transport.js";
@@ -7,10 +7,17 @@ import type {
   AttachedSignedMaterial,
   CacheOptions,
   ProviderId,
+  RoundResult,
   SignedMaterial,
   TransportOptions,
 } from "../providers/types.js";
-import type { ProviderBackend, BackendRoundRequest, BackendRoundResult } from "./backend.js";
+import { member } from "../providers/wire/round-builder.js";
+import type {
+  BackendRoundRequest,
+  BackendRoundResult,
+  ProviderBackend,
+  RoundCompaction,
+} from "./backend.js";
 
 export interface ProviderBackendOptions {
   readonly provider: ProviderId;
@@ -36,18 +43,30 @@ export interface ProviderBackendOptions {
  */
 export function providerBackend(options: ProviderBackendOptions): ProviderBackend {
   let signed: { message: Message; material: SignedMaterial }[] = [];
+  /** Encrypted compaction items, sent with every later request (not only the turn's). */
+  const compactions = new Map<Message, SignedMaterial>();
   return {
     kind: "provider",
     provider: options.provider,
     model: options.model,
     async round(request: BackendRoundRequest): Promise<BackendRoundResult> {
-      const attached: AttachedSignedMaterial[] = [];
-      for (let index = request.turnStart; index < request.history.length; index += 1) {
-        const message = request.history[index];
-        const found = signed.find((entry) => entry.message === message);
-        if (found !== undefined) attached.push({ messageIndex: index, material: found.material });
+      const inHistory = new Set(request.history);
+      signed = signed.filter((entry) => inHistory.has(entry.message));
+      for (const message of compactions.keys()) {
+        if (!inHistory.has(message)) compactions.delete(message);
       }
-      signed = signed.filter((entry) => request.history.includes(entry.message));
+      const attached: AttachedSignedMaterial[] = [];
+      const start = compactions.size === 0 ? request.turnStart : 0;
+      for (let index = start; index < request.history.length; index += 1) {
+        const message = request.history[index];
+        const material =
+          index < request.turnStart
+            ? message === undefined
+              ? undefined
+              : compactions.get(message)
+            : signed.find((entry) => entry.message === message)?.material;
+        if (material !== undefined) attached.push({ messageIndex: index, material });
+      }
       const previous = lastAssistantIndex(request.history);
       const cache: CacheOptions = {
         ...options.cache,
@@ -76,6 +95,9 @@ export function providerBackend(options: ProviderBackendOptions): ProviderBacken
         if (next.done === true) {
           const result = next.value;
           signed.push({ message: result.message, material: result.signed });
+          const kept = compactionMaterial(result.signed);
+          if (kept !== undefined) compactions.set(result.message, kept);
+          const compaction = roundCompaction(result);
           const citations = result.panel.flatMap((part) =>
             part.kind === "text" ? (part.citations ?? []) : [],
           );
@@ -86,6 +108,7 @@ export function providerBackend(options: ProviderBackendOptions): ProviderBacken
             requestBody: utf8Encode(rendered.body),
             ...(result.images === undefined ? {} : { images: result.images }),
             ...(citations.length === 0 ? {} : { citations }),
+            ...(compaction === undefined ? {} : { compaction }),
           };
         }
         const event = next.value;
@@ -125,4 +148,36 @@ function lastAssistantIndex(history: readonly Message[]): number | undefined {
     if (history[index]?.role === "assistant") return index;
   }
   return undefined;
+}
+
+const isCompaction = (value: JsonValue): boolean => member(value, "type") === "compaction";
+
+/**
+ * The part of a round's signed material that outlives the turn: its encrypted compaction items
+ * (OpenAI Responses), which the provider needs with every later request.
+ */
+function compactionMaterial(material: SignedMaterial): SignedMaterial | undefined {
+  const leading = material.leading.filter(isCompaction);
+  if (leading.length === 0) return undefined;
+  return {
+    provider: material.provider,
+    leading,
+    blockSignatures: [],
+    trailing: [],
+    reasoningDetails: [],
+  };
+}
+
+/** What the round says of a provider compaction: the last summary's block, or encrypted. */
+function roundCompaction(result: RoundResult): RoundCompaction | undefined {
+  if (!result.panel.some((part) => part.kind === "compaction")) return undefined;
+  let summary: string | undefined;
+  for (const part of result.panel) {
+    if (part.kind === "compaction" && part.summary !== undefined) summary = part.summary;
+  }
+  const native = result.signed.nativeBlocks?.filter((entry) => isCompaction(entry.value)).at(-1);
+  if (summary !== undefined && summary.trim() !== "" && native !== undefined) {
+    return { kind: "summary", block: native.block, summary };
+  }
+  return result.signed.leading.some(isCompaction) ? { kind: "encrypted" } : undefined;
 }

@@ -1,6 +1,7 @@
 import type { ItemOfType } from "../format/items.js";
 import type { TextBlock } from "../history/message.js";
 import type { ProviderBackend, BackendRoundEvent } from "./backend.js";
+import { providerCompactionNotice } from "./provider-summary.js";
 import { replaceItem } from "./state.js";
 import { settleToolCalls, type SettleOutcome } from "./tool-calls.js";
 import { toolDefinition } from "./tools.js";
@@ -112,10 +113,24 @@ export async function runProviderRounds(
       return "failed";
     }
     if (!control.alive()) return "cancelled";
-    host.recordRound(backend.provider, backend.model, result.usage);
+    if (result.compaction === undefined) {
+      host.recordRound(backend.provider, backend.model, result.usage);
+    } else host.recordCompactionRound(backend.provider, backend.model, result.usage);
     // Generated images first: the history's image blocks must find their bytes.
     for (const image of result.images ?? []) host.imageStore.set(image.sha256, image.bytes);
     if (result.message.content.length > 0) host.state.history.push(result.message);
+    if (result.compaction !== undefined) {
+      host.state.items.push({
+        id: host.newId(),
+        type: "notice",
+        kind: "compacted",
+        text: providerCompactionNotice(result.compaction, backend.provider),
+      });
+      if (result.compaction.kind === "summary") {
+        const { block, summary } = result.compaction;
+        control.providerSummary = { message: result.message, block, summary };
+      }
+    }
     if (stream.text === "") {
       const text = result.message.content
         .filter((block): block is TextBlock => block.type === "text")

@@ -1,4 +1,5 @@
 import type { Usage } from "../format/conversation-schema.js";
+import type { Message } from "../history/message.js";
 import type { ChangeKind } from "./api.js";
 import type { ConversationState } from "./state.js";
 import type { GeneratedImage, HostTool } from "./tools.js";
@@ -16,8 +17,20 @@ export interface TurnHost {
   change(kind: ChangeKind): void;
   /** Records one request's usage: totals, last-round usage, cost, context notice. */
   recordRound(provider: string, model: string, usage: Usage): void;
+  /**
+   * Records a request that compacted the conversation (A20, or the provider's own): totals and
+   * cost; the context shrank, so no last-round usage and no context notice from it.
+   */
+  recordCompactionRound(provider: string, model: string, usage: Usage): void;
   /** Adds generated images' cost (A8). */
   recordGeneratedImages(images: readonly GeneratedImage[]): void;
+}
+
+/** Where a round's compaction summary sits: `message.content[block]` is its text block. */
+export interface ProviderSummary {
+  readonly message: Message;
+  readonly block: number;
+  readonly summary: string;
 }
 
 /** One running turn: its abort signal, and whether it still owns the state. */
@@ -25,4 +38,6 @@ export interface TurnControl {
   readonly controller: AbortController;
   /** False once a new conversation replaced the state this turn was writing. */
   alive(): boolean;
+  /** The turn's latest provider compaction summary, applied to the history when the turn ends. */
+  providerSummary?: ProviderSummary;
 }
