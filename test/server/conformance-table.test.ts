@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { createResponseBodySchema } from "../../packages/server/src/server/responses/schemas.js";
+import { createResponseBodySchema } from "../../packages/server/src/gateway/responses/schemas.js";
 import { TABLE } from "./request-fields-table.js";
 
 const serverMd = readFileSync(new URL("../../docs/server.md", import.meta.url), "utf8");

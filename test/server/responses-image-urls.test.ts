@@ -16,9 +16,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { main } from "../../packages/library/src/cli/main.js";
-import { MAX_IMAGE_BYTES } from "../../packages/server/src/server/responses/input-images.js";
-import { fetchGuarded } from "../../packages/server/src/server/upstream/guarded-fetch.js";
-import { imageUrlPolicyFromEnv } from "../../packages/server/src/server/upstream/image-url-policy.js";
+import { MAX_IMAGE_BYTES } from "../../packages/server/src/gateway/responses/input-images.js";
+import { fetchGuarded } from "../../packages/server/src/gateway/upstream/guarded-fetch.js";
+import { imageUrlPolicyFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { describeEachDialect } from "../support/databases.js";
 import { startStubbedServer, type StubbedServer } from "../support/responses-stubs.js";
 

@@ -8,7 +8,7 @@
  * models: local servers speaking each provider's wire format, not the providers.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createResponseBodySchema } from "../../packages/server/src/server/responses/schemas.js";
+import { createResponseBodySchema } from "../../packages/server/src/gateway/responses/schemas.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { startStubbedServer, type StubbedServer } from "../support/responses-stubs.js";
 import { MODELS, PROVIDER, TABLE, tool } from "./request-fields-table.js";

@@ -1,9 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import {
-  NO_UPSTREAM,
-  upstreamConfigFromEnv,
-} from "../../packages/server/src/server/upstream/config.js";
+import { NO_UPSTREAM } from "../../packages/server/src/gateway/upstream/config.js";
+import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer, type TestServer } from "../support/server.js";

@@ -128,54 +128,6 @@ export const serverCodes = [
       "Wait the number of seconds in the Retry-After header, or raise VERBATIM_RATE_LIMIT_PER_MINUTE on the server.",
   },
   {
-    code: "upstream_not_configured",
-    httpStatus: 503,
-    meaning: "No upstream model provider is configured for the requested model.",
-    remedy:
-      "Set ANTHROPIC_API_KEY or OPENAI_API_KEY (and optionally ANTHROPIC_BASE_URL / OPENAI_BASE_URL) in the server's environment, or map the model with VERBATIM_MODEL_PROVIDERS (docs/server.md).",
-  },
-  {
-    code: "upstream_failed",
-    httpStatus: 502,
-    meaning: "The upstream model provider answered with an error or an unreadable response.",
-    remedy:
-      "Read the message for the provider's status and error; retry, or check the provider's key and model.",
-  },
-  {
-    code: "upstream_invalid_request",
-    httpStatus: 400,
-    meaning:
-      "The upstream model provider refused the request as invalid (its HTTP 400 or 422), before it answered.",
-    remedy:
-      "Read the message for the provider's reason and change the request; retrying it unchanged fails the same way.",
-  },
-  {
-    code: "upstream_model_not_found",
-    httpStatus: 404,
-    meaning:
-      "The upstream model provider answered HTTP 404: it does not know the model (or the route).",
-    remedy: "Check the model name, and the provider VERBATIM_MODEL_PROVIDERS routes it to.",
-  },
-  {
-    code: "upstream_request_too_large",
-    httpStatus: 413,
-    meaning: "The upstream model provider refused the request as too large (its HTTP 413).",
-    remedy: "Send a shorter input or context (compress the conversation, docs/server.md).",
-  },
-  {
-    code: "upstream_rate_limited",
-    httpStatus: 429,
-    meaning:
-      "The upstream model provider kept answering HTTP 429 (rate limited) after the server's retries.",
-    remedy: "Retry later, or raise the provider account's limits.",
-  },
-  {
-    code: "upstream_timeout",
-    httpStatus: 504,
-    meaning: "The upstream model provider did not answer in time.",
-    remedy: "Retry later, or raise VERBATIM_UPSTREAM_TIMEOUT_MS on the server.",
-  },
-  {
     code: "api_key_not_found",
     httpStatus: 404,
     meaning: "The API key given to `verbatim keys revoke` is not stored in this database.",

@@ -10,14 +10,9 @@ export { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "./ser
 export type { RunningServer, StartServerOptions } from "./serve.js";
 export { createApiKey, revokeApiKey, subjectOfApiKey } from "./api-keys.js";
 export type { CreatedApiKey } from "./api-keys.js";
-export {
-  DEFAULT_MODEL_ROUTES,
-  NO_UPSTREAM,
-  parseModelRoutes,
-  resolveUpstream,
-  upstreamConfigFromEnv,
-} from "./upstream/config.js";
-export type { ModelRoute, UpstreamConfig, UpstreamProvider } from "./upstream/config.js";
+export { DEFAULT_MODEL_ROUTES, NO_UPSTREAM, resolveUpstream } from "../gateway/upstream/config.js";
+export type { ModelRoute, UpstreamConfig, UpstreamProvider } from "../gateway/upstream/config.js";
+export { parseModelRoutes, upstreamConfigFromEnv } from "./upstream/config.js";
 export { openApiDocument } from "./openapi.js";
 export { errorReplySchema } from "./errors.js";
 export type { ErrorReply } from "./errors.js";

@@ -4,7 +4,7 @@ import type { JsonValue } from "verbatim-llm/core";
 import type { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/index.js";
 import type { StoredTurnItem } from "verbatim-llm/trajectory";
 import { errorReplySchema } from "../errors.js";
-import { metadataSchema } from "../responses/schemas.js";
+import { metadataSchema } from "../../gateway/responses/schemas.js";
 import {
   jobReply,
   jobReplySchema,

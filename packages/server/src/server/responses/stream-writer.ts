@@ -1,9 +1,9 @@
 import type { FastifyReply } from "fastify";
 import type { StreamEvent } from "verbatim-llm/providers";
 import { errorReply, toVerbatimError } from "../errors.js";
-import { functionCallItemId } from "./convert.js";
-import type { ResponseObject } from "./schemas.js";
-import type { ResponseSink } from "./service.js";
+import { functionCallItemId } from "../../gateway/responses/convert.js";
+import type { ResponseObject } from "../../gateway/responses/schemas.js";
+import type { ResponseSink } from "../../gateway/responses/service.js";
 import { ResponseEventStream } from "./sse.js";
 
 interface OpenCall {

@@ -3,11 +3,12 @@ import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
 import { compressContext, type GatewayMessageStore } from "../../gateway/index.js";
 import { errorReplySchema } from "../errors.js";
-import { metadataSchema, responseIdParamsSchema } from "../responses/schemas.js";
-import { providerSummarizer } from "../responses/summarizer.js";
-import { imageLookup } from "../responses/input-images.js";
+import { metadataSchema } from "../../gateway/responses/schemas.js";
+import { responseIdParamsSchema } from "../responses/route-schemas.js";
+import { providerSummarizer } from "../../gateway/responses/summarizer.js";
+import { imageLookup } from "../../gateway/responses/input-images.js";
 import { GatewayImageStore } from "../../gateway/images.js";
-import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
+import { NO_UPSTREAM, type UpstreamConfig } from "../../gateway/upstream/config.js";
 
 const compressBodySchema = z
   .strictObject({

@@ -2,9 +2,9 @@ import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
-import { resolveReferences } from "../responses/request-context.js";
-import { resolveInputImages } from "../responses/input-images.js";
-import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
+import { resolveReferences } from "../../gateway/responses/request-context.js";
+import { resolveInputImages } from "../../gateway/responses/input-images.js";
+import type { ImageUrlPolicy } from "../../gateway/upstream/image-url-policy.js";
 import { GatewayImageStore } from "../../gateway/images.js";
 import type { AppendMessageInput } from "../../gateway/prepare-append.js";
 import {
@@ -12,9 +12,9 @@ import {
   inputToMessages,
   messageItemsWithImages,
   messageToItems,
-} from "../responses/convert.js";
-import { imageUrlsOf } from "../responses/image-urls.js";
-import type { InputItem, ResponseItem } from "../responses/schemas.js";
+} from "../../gateway/responses/convert.js";
+import { imageUrlsOf } from "../../gateway/responses/image-urls.js";
+import type { InputItem, ResponseItem } from "../../gateway/responses/schemas.js";
 import type { ConversationObject } from "./conversation-schemas.js";
 import type { GatewayConversation } from "../../gateway/message-types.js";
 

@@ -1,5 +1,9 @@
 import { z } from "zod";
-import { inputItemSchema, metadataSchema, responseItemSchema } from "../responses/schemas.js";
+import {
+  inputItemSchema,
+  metadataSchema,
+  responseItemSchema,
+} from "../../gateway/responses/schemas.js";
 
 /**
  * The Conversations API shapes (OpenAI's `/v1/conversations`), field for field, so the

@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import { errorReplySchema } from "../errors.js";
-import { messageItemsWithImages } from "../responses/convert.js";
-import { imageUrlsOf } from "../responses/image-urls.js";
-import { responseItemSchema } from "../responses/schemas.js";
-import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
+import { messageItemsWithImages } from "../../gateway/responses/convert.js";
+import { imageUrlsOf } from "../../gateway/responses/image-urls.js";
+import { responseItemSchema } from "../../gateway/responses/schemas.js";
+import type { ImageUrlPolicy } from "../../gateway/upstream/image-url-policy.js";
 import {
   conversationItem,
   conversationItems,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import { z } from "zod";
 import { errorReplySchema } from "../errors.js";
-import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { resolveUpstream, type UpstreamConfig } from "../../gateway/upstream/config.js";
 
 const modelSchema = z
   .object({

@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
-import { resolveReferences } from "../responses/request-context.js";
-import { imageLookup, resolveInputImages } from "../responses/input-images.js";
+import { resolveReferences } from "../../gateway/responses/request-context.js";
+import { imageLookup, resolveInputImages } from "../../gateway/responses/input-images.js";
 import { GatewayImageStore } from "../../gateway/images.js";
 import { errorReplySchema } from "../errors.js";
-import { responseIdParamsSchema } from "../responses/schemas.js";
-import type { UpstreamConfig } from "../upstream/config.js";
+import { responseIdParamsSchema } from "../responses/route-schemas.js";
+import type { UpstreamConfig } from "../../gateway/upstream/config.js";
 import {
   contextMessage,
   countInputTokens,

@@ -7,13 +7,13 @@ import {
 } from "verbatim-llm/providers";
 import { z } from "zod";
 import type { GatewayMessage } from "../../gateway/index.js";
-import { callsOf, inputToMessages } from "../responses/convert.js";
-import type { InputImages, NewMessage, ReferenceLookup } from "../responses/input.js";
+import { callsOf, inputToMessages } from "../../gateway/responses/convert.js";
+import type { InputImages, NewMessage, ReferenceLookup } from "../../gateway/responses/input.js";
 import type { ImageBytesLookup } from "verbatim-llm/history";
-import { modelContext } from "../responses/request-context.js";
-import { createResponseBodySchema } from "../responses/schemas.js";
-import { toolDefinitions } from "../responses/tools.js";
-import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import { modelContext } from "../../gateway/responses/request-context.js";
+import { createResponseBodySchema } from "../../gateway/responses/schemas.js";
+import { toolDefinitions } from "../../gateway/responses/tools.js";
+import { resolveUpstream, type UpstreamConfig } from "../../gateway/upstream/config.js";
 
 /**
  * POST /v1/responses/input_tokens: what the input of a response would cost in input tokens.

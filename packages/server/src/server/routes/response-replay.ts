@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
-import type { ResponseObject } from "../responses/schemas.js";
+import type { ResponseObject } from "../../gateway/responses/schemas.js";
 
 /** GET /v1/responses/:id query: `stream=true` replays the stored response as events. */
 export const retrieveResponseQuerySchema = z.object({

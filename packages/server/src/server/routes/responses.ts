@@ -1,14 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { errorReplySchema } from "../errors.js";
+import { createResponseBodySchema, responseObjectSchema } from "../../gateway/responses/schemas.js";
 import {
-  createResponseBodySchema,
   inputItemListSchema,
   inputItemsQuerySchema,
   responseIdParamsSchema,
-  responseObjectSchema,
-} from "../responses/schemas.js";
-import type { ResponsesService } from "../responses/service.js";
+} from "../responses/route-schemas.js";
+import type { ResponsesService } from "../../gateway/responses/service.js";
 import { StreamingResponseWriter } from "../responses/stream-writer.js";
 import { retrieveResponseQuerySchema, sendReplay } from "./response-replay.js";
 

@@ -1,79 +1,29 @@
-import { switchFromEnv, wholeNumberFromEnv } from "../env.js";
-import { imageUrlPolicyFromEnv, type ImageUrlPolicy } from "./image-url-policy.js";
 import { VerbatimError } from "verbatim-llm/core";
 import { PROVIDER_IDS, isProviderId, type ProviderId } from "verbatim-llm/providers";
+import {
+  DEFAULT_MODEL_ROUTES,
+  PROVIDER_KEY_VARIABLES,
+  PROVIDER_URL_VARIABLES,
+  type ModelRoute,
+  type UpstreamConfig,
+  type UpstreamProvider,
+} from "../../gateway/upstream/config.js";
+import {
+  IMAGE_URL_MODES,
+  type AllowedHost,
+  type ImageUrlPolicy,
+} from "../../gateway/upstream/image-url-policy.js";
+import { choiceFromEnv, switchFromEnv, wholeNumberFromEnv } from "../env.js";
 
 /**
- * Which upstream provider serves which model, and how to reach it. Keys and base URLs come from
- * the environment variables the official clients use; the model → provider map from
- * VERBATIM_MODEL_PROVIDERS (docs/server.md), else the defaults below.
+ * The upstream configuration (gateway/upstream/config.ts) read from the environment when `serve`
+ * starts: keys and base URLs from the variables the official clients use, the model → provider
+ * map from VERBATIM_MODEL_PROVIDERS, the limits, and the image URL policy (docs/server.md). A typo
+ * stops the server with an error naming the variable.
  */
-export interface UpstreamProvider {
-  readonly apiKey: string;
-  readonly baseUrl?: string;
-}
 
-export interface ModelRoute {
-  /** A model name, or a prefix ending in `*`. */
-  readonly pattern: string;
-  readonly provider: ProviderId;
-}
-
-export interface UpstreamConfig {
-  readonly providers: Partial<Record<ProviderId, UpstreamProvider>>;
-  /** First match wins. */
-  readonly routes: readonly ModelRoute[];
-  /** Per upstream request: ms to the response headers and between stream chunks. */
-  readonly timeoutMs: number;
-  /** Retries of 429/5xx/timeouts by the transport. */
-  readonly maxRetries: number;
-  /** max_output_tokens when the caller gives none. */
-  readonly defaultMaxOutputTokens: number;
-  /**
-   * How long an in_progress response's lease lasts unless renewed (default 30,000 ms;
-   * docs/server.md, "Response lifecycle"): a response of a server that died ends `incomplete`
-   * at most this long after its last renewal.
-   */
-  readonly responseLeaseMs?: number;
-  /**
-   * Keep `store: false` responses for the operator (default true;
-   * `VERBATIM_KEEP_UNSTORED_RESPONSES=off`): the caller can never read them back either way.
-   */
-  readonly keepUnstoredResponses?: boolean;
-  /**
-   * Which image URLs of an input the server fetches (default: public addresses only;
-   * VERBATIM_IMAGE_URLS, VERBATIM_IMAGE_URL_HOSTS; docs/server.md, "Images").
-   */
-  readonly imageUrls?: ImageUrlPolicy;
-}
-
-const KEY_VARIABLES: Readonly<Record<ProviderId, readonly string[]>> = {
-  anthropic: ["ANTHROPIC_API_KEY"],
-  "openai-responses": ["OPENAI_API_KEY"],
-  "openai-chat": ["OPENAI_API_KEY"],
-  gemini: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-  openrouter: ["OPENROUTER_API_KEY"],
-};
-
-const URL_VARIABLES: Readonly<Record<ProviderId, string>> = {
-  anthropic: "ANTHROPIC_BASE_URL",
-  "openai-responses": "OPENAI_BASE_URL",
-  "openai-chat": "OPENAI_BASE_URL",
-  gemini: "GEMINI_BASE_URL",
-  openrouter: "OPENROUTER_BASE_URL",
-};
-
-/** Model names → provider when VERBATIM_MODEL_PROVIDERS is not set. */
-export const DEFAULT_MODEL_ROUTES: readonly ModelRoute[] = [
-  { pattern: "claude*", provider: "anthropic" },
-  { pattern: "gpt*", provider: "openai-responses" },
-  { pattern: "o1*", provider: "openai-responses" },
-  { pattern: "o3*", provider: "openai-responses" },
-  { pattern: "o4*", provider: "openai-responses" },
-  { pattern: "chatgpt*", provider: "openai-responses" },
-  { pattern: "gemini*", provider: "gemini" },
-  { pattern: "*/*", provider: "openrouter" },
-];
+/** What it reads into: the gateway's types, named here for the server's routes. */
+export type { ModelRoute, UpstreamConfig, UpstreamProvider };
 
 /** Reads `pattern=provider,pattern=provider` (VERBATIM_MODEL_PROVIDERS). */
 export function parseModelRoutes(text: string): ModelRoute[] {
@@ -109,11 +59,11 @@ export function upstreamConfigFromEnv(
 ): UpstreamConfig {
   const providers: Partial<Record<ProviderId, UpstreamProvider>> = {};
   for (const provider of PROVIDER_IDS) {
-    const apiKey = KEY_VARIABLES[provider]
+    const apiKey = PROVIDER_KEY_VARIABLES[provider]
       .map((name) => env[name])
       .find((value) => value !== undefined && value !== "");
     if (apiKey === undefined) continue;
-    const baseUrl = env[URL_VARIABLES[provider]];
+    const baseUrl = env[PROVIDER_URL_VARIABLES[provider]];
     providers[provider] =
       baseUrl === undefined || baseUrl === "" ? { apiKey } : { apiKey, baseUrl };
   }
@@ -152,51 +102,43 @@ function leaseMilliseconds(env: Readonly<Record<string, string | undefined>>): n
   return value;
 }
 
-export const NO_UPSTREAM: UpstreamConfig = {
-  providers: {},
-  routes: DEFAULT_MODEL_ROUTES,
-  timeoutMs: 120_000,
-  maxRetries: 2,
-  defaultMaxOutputTokens: 4096,
-};
+const MODES_VARIABLE = "VERBATIM_IMAGE_URLS";
+const HOSTS_VARIABLE = "VERBATIM_IMAGE_URL_HOSTS";
 
-function matches(pattern: string, model: string): boolean {
-  if (pattern === "*") return true;
-  if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 1) {
-    return model.includes(pattern.slice(1, -1));
+function allowedHost(entry: string): AllowedHost {
+  let url: URL | undefined;
+  try {
+    url = new URL(`http://${entry}`);
+  } catch {
+    url = undefined;
   }
-  if (pattern.endsWith("*")) return model.startsWith(pattern.slice(0, -1));
-  if (pattern.startsWith("*")) return model.endsWith(pattern.slice(1));
-  return model === pattern;
+  const explicitPort = /:(\d+)$/.exec(entry)?.[1];
+  const plain =
+    url !== undefined &&
+    url.pathname === "/" &&
+    !/[/?#@]/.test(entry) &&
+    url.hostname !== "" &&
+    (explicitPort === undefined || Number(explicitPort) <= 65535);
+  if (url === undefined || !plain) {
+    throw new VerbatimError("invalid_argument", `cannot read the host "${entry}"`, {
+      where: HOSTS_VARIABLE,
+      hint: `List host names or IP addresses, each with an optional :port, separated by commas (images.internal, 10.0.0.7:8080, [fd00::7]:443); brackets around an IPv6 address`,
+    });
+  }
+  return explicitPort === undefined
+    ? { hostname: url.hostname }
+    : { hostname: url.hostname, port: Number(explicitPort) };
 }
 
-/** The provider that serves `model`; `upstream_not_configured` with how to configure one. */
-export function resolveUpstream(
-  config: UpstreamConfig,
-  model: string,
-): { readonly provider: ProviderId; readonly upstream: UpstreamProvider } {
-  const route = config.routes.find((candidate) => matches(candidate.pattern, model));
-  if (route === undefined) {
-    throw new VerbatimError(
-      "upstream_not_configured",
-      `no provider is mapped to the model "${model}"`,
-      {
-        where: "body.model",
-        hint: `Map it on the server with VERBATIM_MODEL_PROVIDERS="${model}=anthropic" (or openai-responses, openai-chat, gemini, openrouter) and set that provider's API key`,
-      },
-    );
-  }
-  const upstream = config.providers[route.provider];
-  if (upstream === undefined) {
-    const keys = KEY_VARIABLES[route.provider].join(" or ");
-    throw new VerbatimError(
-      "upstream_not_configured",
-      `the model "${model}" goes to ${route.provider}, which has no API key configured`,
-      {
-        where: "body.model",
-        hint: `Start the server with ${keys} set (and ${URL_VARIABLES[route.provider]} for another endpoint), or map the model to a configured provider with VERBATIM_MODEL_PROVIDERS`,
-      },
-    );
-  }
-  return { provider: route.provider, upstream };
+/** The image URL policy an environment describes. */
+export function imageUrlPolicyFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): ImageUrlPolicy {
+  const mode = choiceFromEnv(env, MODES_VARIABLE, IMAGE_URL_MODES) ?? "public";
+  const allowedHosts = (env[HOSTS_VARIABLE] ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+    .map(allowedHost);
+  return { mode, allowedHosts };
 }

@@ -1,5 +1,5 @@
-import { GatewayImageStore, imageHashesOf } from "../../gateway/images.js";
-import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
+import { GatewayImageStore, imageHashesOf } from "../images.js";
+import type { GatewayMessage, GatewayMessageStore } from "../index.js";
 import type { ImageUrls } from "./convert.js";
 
 /**

@@ -1,7 +1,7 @@
 import { VerbatimError } from "verbatim-llm/core";
-import { GatewayConversations } from "../../gateway/conversations.js";
-import type { GatewayMessageStore } from "../../gateway/index.js";
-import { messageNotFound } from "../../gateway/not-found.js";
+import { GatewayConversations } from "../conversations.js";
+import type { GatewayMessageStore } from "../index.js";
+import { messageNotFound } from "../not-found.js";
 import type { CreateResponseBody } from "./schemas.js";
 
 /**

@@ -1,14 +1,14 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
-import type { GatewayMessageStore, GatewayMessage } from "../../gateway/index.js";
+import type { GatewayMessageStore, GatewayMessage } from "../index.js";
 import {
   renderRequest,
   streamRound,
   type RoundResult,
   type StreamEvent,
 } from "verbatim-llm/providers";
-import { ResponseLeases } from "../../gateway/response-leases.js";
-import { RESPONSES_CHAIN_SEED } from "../../gateway/chain-matching.js";
-import { MessageChain } from "../../gateway/message-chains.js";
+import { ResponseLeases } from "../response-leases.js";
+import { RESPONSES_CHAIN_SEED } from "../chain-matching.js";
+import { MessageChain } from "../message-chains.js";
 import type { Sanitizer } from "verbatim-llm/trajectory";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";
@@ -25,7 +25,7 @@ import {
 import { inputToMessages, type NewMessage } from "./input.js";
 import { imageUrlsOf } from "./image-urls.js";
 import { imageLookup, resolveInputImages } from "./input-images.js";
-import { GatewayImageStore } from "../../gateway/images.js";
+import { GatewayImageStore } from "../images.js";
 import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
 import { echoedSettings, providerSettings } from "./settings.js";
 import { anchorOf } from "./state.js";

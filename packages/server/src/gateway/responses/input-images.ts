@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { VerbatimError } from "verbatim-llm/core";
 import type { Block, ImageBytesLookup } from "verbatim-llm/history";
-import { imageHashesOf, type GatewayImageStore, type HeldImage } from "../../gateway/images.js";
+import { imageHashesOf, type GatewayImageStore, type HeldImage } from "../images.js";
 import { fetchGuarded, UrlFetchRefused } from "../upstream/guarded-fetch.js";
 import { DEFAULT_IMAGE_URL_POLICY, type ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import type { CreateResponseBody } from "./schemas.js";

@@ -1,7 +1,7 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { AttachedSignedMaterial } from "verbatim-llm/providers";
-import type { GatewayMessageStore } from "../../gateway/index.js";
+import type { GatewayMessageStore } from "../index.js";
 import { referencedIds, referencedMessages, splitFunctionCallId } from "./input.js";
 import type { NewMessage, ReferenceLookup } from "./input.js";
 import { modelVisibleHistory } from "./model-context.js";

@@ -1,5 +1,5 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
-import type { GatewayFacts, GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
+import type { GatewayFacts, GatewayMessage, GatewayMessageStore } from "../index.js";
 import type { Block } from "verbatim-llm/history";
 import type { ProviderId, RoundResult } from "verbatim-llm/providers";
 import type { Sanitizer } from "verbatim-llm/trajectory";

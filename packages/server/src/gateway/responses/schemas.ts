@@ -233,20 +233,3 @@ export const responseObjectSchema = z
   })
   .describe("A response, in the shape of OpenAI's Responses API.");
 export type ResponseObject = z.infer<typeof responseObjectSchema>;
-
-export const inputItemListSchema = z.object({
-  object: z.literal("list"),
-  data: z.array(responseItemSchema),
-  first_id: z.string().nullable(),
-  last_id: z.string().nullable(),
-  has_more: z.boolean(),
-});
-
-export const inputItemsQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  order: z.enum(["asc", "desc"]).default("desc"),
-  after: z.string().optional(),
-  before: z.string().optional(),
-});
-
-export const responseIdParamsSchema = z.object({ id: z.string().min(1).max(200) });

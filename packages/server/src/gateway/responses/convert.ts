@@ -4,7 +4,7 @@ import {
   type Block,
   type Message,
 } from "verbatim-llm/history";
-import type { GatewayMessage } from "../../gateway/index.js";
+import type { GatewayMessage } from "../index.js";
 import type { Usage } from "verbatim-llm/pricing";
 import type { ProviderId, RoundResult } from "verbatim-llm/providers";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";

@@ -1,7 +1,7 @@
 import { VerbatimError, type JsonValue } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
-import type { GatewayMessage } from "../../gateway/index.js";
-import type { HeldImage } from "../../gateway/images.js";
+import type { GatewayMessage } from "../index.js";
+import type { HeldImage } from "../images.js";
 import type { ContentPart, InputItem, InputMessageItem } from "./input-schemas.js";
 import type { CreateResponseBody } from "./schemas.js";
 

@@ -1,4 +1,4 @@
-import type { Summarizer, SummaryRequest, SummaryResult } from "../../gateway/index.js";
+import type { Summarizer, SummaryRequest, SummaryResult } from "../index.js";
 import { renderRequest, sendRound } from "verbatim-llm/providers";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";

@@ -1,6 +1,3 @@
-import { VerbatimError } from "verbatim-llm/core";
-import { choiceFromEnv } from "../env.js";
-
 /**
  * Which image URLs the server fetches (docs/server.md, "Images"), from VERBATIM_IMAGE_URLS and
  * VERBATIM_IMAGE_URL_HOSTS, read when `serve` starts (a typo stops it):
@@ -28,47 +25,6 @@ export interface ImageUrlPolicy {
 }
 
 export const DEFAULT_IMAGE_URL_POLICY: ImageUrlPolicy = { mode: "public", allowedHosts: [] };
-
-const MODES_VARIABLE = "VERBATIM_IMAGE_URLS";
-const HOSTS_VARIABLE = "VERBATIM_IMAGE_URL_HOSTS";
-
-function allowedHost(entry: string): AllowedHost {
-  let url: URL | undefined;
-  try {
-    url = new URL(`http://${entry}`);
-  } catch {
-    url = undefined;
-  }
-  const explicitPort = /:(\d+)$/.exec(entry)?.[1];
-  const plain =
-    url !== undefined &&
-    url.pathname === "/" &&
-    !/[/?#@]/.test(entry) &&
-    url.hostname !== "" &&
-    (explicitPort === undefined || Number(explicitPort) <= 65535);
-  if (url === undefined || !plain) {
-    throw new VerbatimError("invalid_argument", `cannot read the host "${entry}"`, {
-      where: HOSTS_VARIABLE,
-      hint: `List host names or IP addresses, each with an optional :port, separated by commas (images.internal, 10.0.0.7:8080, [fd00::7]:443); brackets around an IPv6 address`,
-    });
-  }
-  return explicitPort === undefined
-    ? { hostname: url.hostname }
-    : { hostname: url.hostname, port: Number(explicitPort) };
-}
-
-/** The image URL policy an environment describes. */
-export function imageUrlPolicyFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
-): ImageUrlPolicy {
-  const mode = choiceFromEnv(env, MODES_VARIABLE, IMAGE_URL_MODES) ?? "public";
-  const allowedHosts = (env[HOSTS_VARIABLE] ?? "")
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "")
-    .map(allowedHost);
-  return { mode, allowedHosts };
-}
 
 /** Whether the allow-list names the host and port of `url` (an http or https URL). */
 export function isAllowedHost(policy: ImageUrlPolicy, url: URL): boolean {

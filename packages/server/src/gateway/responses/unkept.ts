@@ -1,7 +1,7 @@
 import type { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId, RoundResult, StreamEvent } from "verbatim-llm/providers";
-import type { GatewayMessage } from "../../gateway/index.js";
-import { newId } from "../../gateway/ids.js";
+import type { GatewayMessage } from "../index.js";
+import { newId } from "../ids.js";
 import { responseObject, withReasoning, type ResponseFacts } from "./convert.js";
 import { storableBlocks } from "./repair.js";
 import type { ResponseObject } from "./schemas.js";
