@@ -27,6 +27,16 @@ export interface NewMessage {
   readonly reasoning?: readonly JsonValue[];
 }
 
+/** A stored message as the model context sees it (system and developer input kept as such). */
+export function contextMessage(message: GatewayMessage): NewMessage {
+  const inputRole = message.metadata.gateway.inputRole;
+  return {
+    role: message.role,
+    content: message.content,
+    ...(inputRole === undefined ? {} : { inputRole }),
+  };
+}
+
 /** The stored messages an `item_reference` id names, resolved before conversion. */
 export type ReferenceLookup = ReadonlyMap<string, readonly NewMessage[]>;
 

@@ -22,7 +22,7 @@ import {
   withReasoning,
   type ResponseFacts,
 } from "./convert.js";
-import { inputToMessages, type NewMessage } from "./input.js";
+import { contextMessage, inputToMessages } from "./input.js";
 import { imageUrlsOf } from "./image-urls.js";
 import { imageLookup, resolveInputImages } from "./input-images.js";
 import { GatewayImageStore } from "../images.js";
@@ -38,15 +38,6 @@ export interface ResponseSink {
   begin(response: ResponseObject): void;
   event(event: StreamEvent): void;
 }
-
-const toNewMessage = (message: GatewayMessage): NewMessage => {
-  const inputRole = message.metadata.gateway.inputRole;
-  return {
-    role: message.role,
-    content: message.content,
-    ...(inputRole === undefined ? {} : { inputRole }),
-  };
-};
 
 /** What a request to create a response brings besides its body. */
 export interface CreateOptions {
@@ -113,7 +104,7 @@ export class ResponsesService {
       );
     }
     refuseUnsupportedState(body);
-    const contextHistory = (context?.messages ?? []).map(toNewMessage);
+    const contextHistory = (context?.messages ?? []).map(contextMessage);
     const references = await resolveReferences(this.store, subject, body.input);
     const images = await resolveInputImages(body.input, this.upstream.imageUrls);
     const inputs = inputToMessages(body.input, callsOf(contextHistory), references, images);

@@ -1,4 +1,6 @@
-import type { Summarizer, SummaryRequest, SummaryResult } from "../index.js";
+import type { GatewayMessageStore, Summarizer, SummaryRequest, SummaryResult } from "../index.js";
+import { GatewayImageStore } from "../images.js";
+import { imageLookup } from "./input-images.js";
 import { renderRequest, sendRound } from "verbatim-llm/providers";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";
@@ -15,7 +17,7 @@ const SUMMARY_REQUEST = "Summarise the conversation so far, as instructed.";
  * A Summarizer that makes one model call through src/providers, to the configured upstream,
  * showing it the context's images; its failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
  */
-export function providerSummarizer(
+function providerSummarizer(
   config: UpstreamConfig,
   model: string,
   /** The bytes of the images the context shows (the subject's kept images). */
@@ -64,4 +66,20 @@ export function providerSummarizer(
       };
     },
   };
+}
+
+/**
+ * The summarizer of POST /v1/responses/:id/compress with `model`: one call to the model that
+ * serves it, shown the images of the context from the subject's kept images.
+ */
+export function subjectSummarizer(
+  store: GatewayMessageStore,
+  config: UpstreamConfig,
+  subject: string,
+  model: string,
+): Summarizer {
+  const images = new GatewayImageStore(store.database);
+  return providerSummarizer(config, model, (messages) =>
+    imageLookup(images, subject, messages, new Map()),
+  );
 }

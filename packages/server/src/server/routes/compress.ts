@@ -5,9 +5,7 @@ import { compressContext, type GatewayMessageStore } from "../../gateway/index.j
 import { errorReplySchema } from "../errors.js";
 import { metadataSchema } from "../../gateway/responses/schemas.js";
 import { responseIdParamsSchema } from "../responses/route-schemas.js";
-import { providerSummarizer } from "../../gateway/responses/summarizer.js";
-import { imageLookup } from "../../gateway/responses/input-images.js";
-import { GatewayImageStore } from "../../gateway/images.js";
+import { subjectSummarizer } from "../../gateway/responses/summarizer.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../../gateway/upstream/config.js";
 
 const compressBodySchema = z
@@ -79,13 +77,11 @@ export function registerCompressRoute(
         ...(model === undefined
           ? {}
           : {
-              summarizer: providerSummarizer(upstream ?? NO_UPSTREAM, model, (messages) =>
-                imageLookup(
-                  new GatewayImageStore(store.database),
-                  request.subjectUid,
-                  messages,
-                  new Map(),
-                ),
+              summarizer: subjectSummarizer(
+                store,
+                upstream ?? NO_UPSTREAM,
+                request.subjectUid,
+                model,
               ),
             }),
         ...(metadata === undefined ? {} : { metadata }),

@@ -1,20 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
-import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
-import { resolveReferences } from "../../gateway/responses/request-context.js";
-import { imageLookup, resolveInputImages } from "../../gateway/responses/input-images.js";
-import { GatewayImageStore } from "../../gateway/images.js";
+import type { GatewayMessageStore } from "../../gateway/index.js";
 import { errorReplySchema } from "../errors.js";
 import { responseIdParamsSchema } from "../responses/route-schemas.js";
 import type { UpstreamConfig } from "../../gateway/upstream/config.js";
 import {
-  contextMessage,
-  countInputTokens,
   inputTokensBodySchema,
   inputTokensReplySchema,
+  responseInputTokens,
   type InputTokensBody,
-} from "./response-input-tokens.js";
+} from "../../gateway/responses/input-tokens.js";
 import { z } from "zod";
 
 const errors = {
@@ -156,36 +152,7 @@ export function registerResponseExtraRoutes(
         response: { 200: inputTokensReplySchema, ...errors },
       },
     },
-    async (request) => {
-      const { subjectUid, body } = request;
-      let context: readonly GatewayMessage[] = [];
-      if (typeof body.previous_response_id === "string") {
-        await conversations.checkResponseVisible(subjectUid, body.previous_response_id);
-        context = (await store.readContext(subjectUid, body.previous_response_id)).messages;
-      } else {
-        const conversation = conversationIdOf(body.conversation);
-        if (conversation !== undefined) {
-          context = (await conversations.chain(subjectUid, conversation, () => [])).messages;
-        }
-      }
-      const references =
-        body.input === undefined
-          ? new Map()
-          : await resolveReferences(store, subjectUid, body.input);
-      const inputImages =
-        body.input === undefined
-          ? new Map()
-          : await resolveInputImages(body.input, upstream.imageUrls);
-      const images = await imageLookup(
-        new GatewayImageStore(store.database),
-        subjectUid,
-        context,
-        inputImages,
-      );
-      return countInputTokens(upstream, body, context.map(contextMessage), references, {
-        input: inputImages,
-        lookup: images,
-      });
-    },
+    async (request) =>
+      responseInputTokens({ conversations, store, upstream }, request.subjectUid, request.body),
   );
 }

@@ -6,14 +6,18 @@ import {
   type ProviderId,
 } from "verbatim-llm/providers";
 import { z } from "zod";
-import type { GatewayMessage } from "../../gateway/index.js";
-import { callsOf, inputToMessages } from "../../gateway/responses/convert.js";
-import type { InputImages, NewMessage, ReferenceLookup } from "../../gateway/responses/input.js";
+import type { GatewayConversations } from "../conversations.js";
+import { GatewayImageStore } from "../images.js";
+import type { GatewayMessage, GatewayMessageStore } from "../index.js";
+import { callsOf, inputToMessages } from "./convert.js";
+import { contextMessage } from "./input.js";
+import type { InputImages, NewMessage, ReferenceLookup } from "./input.js";
+import { imageLookup, resolveInputImages } from "./input-images.js";
 import type { ImageBytesLookup } from "verbatim-llm/history";
-import { modelContext } from "../../gateway/responses/request-context.js";
-import { createResponseBodySchema } from "../../gateway/responses/schemas.js";
-import { toolDefinitions } from "../../gateway/responses/tools.js";
-import { resolveUpstream, type UpstreamConfig } from "../../gateway/upstream/config.js";
+import { modelContext, resolveReferences } from "./request-context.js";
+import { createResponseBodySchema } from "./schemas.js";
+import { toolDefinitions } from "./tools.js";
+import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
 
 /**
  * POST /v1/responses/input_tokens: what the input of a response would cost in input tokens.
@@ -65,14 +69,49 @@ const COUNT_ENDPOINTS: Partial<
   },
 };
 
-/** A stored message as the model context sees it (system and developer input kept as such). */
-export function contextMessage(message: GatewayMessage): NewMessage {
-  const inputRole = message.metadata.gateway.inputRole;
-  return {
-    role: message.role,
-    content: message.content,
-    ...(inputRole === undefined ? {} : { inputRole }),
-  };
+/** What counting the input tokens of a response reads and calls. */
+export interface InputTokenCounting {
+  readonly store: GatewayMessageStore;
+  /** A deleted response or conversation is not found. */
+  readonly conversations: GatewayConversations;
+  readonly upstream: UpstreamConfig;
+}
+
+/**
+ * POST /v1/responses/input_tokens for a subject: the context of previous_response_id or of the
+ * conversation (one the subject deleted is not found), the input's item references and images
+ * resolved as a response's are, then counted (countInputTokens). Nothing is written.
+ */
+export async function responseInputTokens(
+  { store, conversations, upstream }: InputTokenCounting,
+  subject: string,
+  body: InputTokensBody,
+): Promise<InputTokensReply> {
+  let context: readonly GatewayMessage[] = [];
+  if (typeof body.previous_response_id === "string") {
+    await conversations.checkResponseVisible(subject, body.previous_response_id);
+    context = (await store.readContext(subject, body.previous_response_id)).messages;
+  } else {
+    const conversation =
+      typeof body.conversation === "string" ? body.conversation : body.conversation?.id;
+    if (conversation !== undefined) {
+      context = (await conversations.chain(subject, conversation, () => [])).messages;
+    }
+  }
+  const references =
+    body.input === undefined ? new Map() : await resolveReferences(store, subject, body.input);
+  const inputImages =
+    body.input === undefined ? new Map() : await resolveInputImages(body.input, upstream.imageUrls);
+  const images = await imageLookup(
+    new GatewayImageStore(store.database),
+    subject,
+    context,
+    inputImages,
+  );
+  return countInputTokens(upstream, body, context.map(contextMessage), references, {
+    input: inputImages,
+    lookup: images,
+  });
 }
 
 /**
