@@ -35,6 +35,14 @@ const forbidden = [
     },
   })),
   {
+    name: "gateway-no-http-framework",
+    severity: "error",
+    comment:
+      "The gateway's services (and the store below them) know nothing of HTTP serving: no Fastify, its requests or replies. A server route parses HTTP, calls the gateway and writes the reply; the layer rule layer-gateway keeps server/ out.",
+    from: { path: "^packages/server/src/(store|gateway)/" },
+    to: { path: "(^|/)node_modules/(fastify|@fastify/[^/]+)/" },
+  },
+  {
     name: "library-never-imports-server",
     severity: "error",
     comment: "The library package stands alone: it never imports the server package.",
