@@ -7,6 +7,10 @@
 // own longest delay (perf_hooks' monitorEventLoopDelay), and the longest block in CPU time:
 // the event loop's thread CPU time between two turns of a 1 ms timer, which a loaded machine
 // does not inflate (wall-clock stalls there include the time the process waits for a core).
+// The messages are written beside the server (not through it), so the server's message cache
+// starts cold: the first pages read ~8 MiB of messages into it, and the garbage collector's
+// scavenges then copy them to the old generation once. Those first pages (the three views in
+// turn, for up to 3 s) get their own row; the rows per view follow, the cache warm.
 // Run: node bin/run-ts.js bench/server/console-event-loop.ts [--seconds 5]
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -100,13 +104,15 @@ const report: string[] = [];
 report.push(
   `| /healthz alone: baseline | ${percentile(baseline, 0.5).toFixed(1)} | ${percentile(baseline, 0.99).toFixed(1)} | ${Math.max(...baseline).toFixed(1)} | | ${longestBlockCpu.toFixed(1)} | |`,
 );
-for (const view of ["stored", "chatml", "model-visible"] as const) {
+/** /healthz probed while the given views' pages are asked for in turn, again and again. */
+async function whileBuilding(label: string, views: readonly string[], seconds: number) {
   const pageAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   let building = true;
   const pages: number[] = [];
   let bytes = 0;
   const load = (async () => {
-    while (building) {
+    for (let turn = 0; building; turn++) {
+      const view = views[turn % views.length] ?? "stored";
       const page = await get(
         `/ai-gateway/conversations/${conversationId}/messages?view=${view}&limit=1000`,
         pageAgent,
@@ -118,15 +124,18 @@ for (const view of ["stored", "chatml", "model-visible"] as const) {
   histogram.reset();
   histogram.enable();
   longestBlockCpu = 0;
-  const latencies = await probe(SECONDS);
+  const latencies = await probe(seconds);
   histogram.disable();
   building = false;
   await load;
   pageAgent.destroy();
   report.push(
-    `| /healthz while ${view} pages of 1,000 messages are built (${(bytes / 1048576).toFixed(2)} MiB, ${percentile(pages, 0.5).toFixed(0)} ms each) | ${percentile(latencies, 0.5).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | ${Math.max(...latencies).toFixed(1)} | ${(histogram.max / 1e6).toFixed(1)} | ${longestBlockCpu.toFixed(1)} | ${(percentile(latencies, 0.99) / percentile(baseline, 0.99)).toFixed(1)}× |`,
+    `| /healthz while ${label} pages of 1,000 messages are built (${(bytes / 1048576).toFixed(2)} MiB, ${percentile(pages, 0.5).toFixed(0)} ms each) | ${percentile(latencies, 0.5).toFixed(1)} | ${percentile(latencies, 0.99).toFixed(1)} | ${Math.max(...latencies).toFixed(1)} | ${(histogram.max / 1e6).toFixed(1)} | ${longestBlockCpu.toFixed(1)} | ${(percentile(latencies, 0.99) / percentile(baseline, 0.99)).toFixed(1)}× |`,
   );
 }
+const views = ["stored", "chatml", "model-visible"] as const;
+await whileBuilding("the first (message cache cold)", views, Math.min(3, SECONDS));
+for (const view of views) await whileBuilding(view, [view], SECONDS);
 console.log(
   "| what | p50 ms | p99 ms | max ms | longest event-loop delay ms | longest block, CPU ms | p99 ratio |",
 );

@@ -8,7 +8,13 @@ import { describe, expect, it } from "vitest";
 import { fitPageYielding } from "../../packages/server/src/server/console/fit-page.js";
 import { fitPageToLimit } from "../../packages/library/src/trajectory/paging.js";
 
-const text = fc.string({ unit: "binary", minLength: 10, maxLength: 300 });
+// Any text, plain ASCII (sized without being written out: nothing in it is escaped), and
+// ASCII with the characters JSON escapes.
+const text = fc.oneof(
+  fc.string({ unit: "binary", minLength: 10, maxLength: 300 }),
+  fc.string({ unit: fc.constantFrom("a", " ", "~", "\u007f"), minLength: 10, maxLength: 300 }),
+  fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n"), minLength: 10, maxLength: 300 }),
+);
 const message = fc.oneof(
   fc.record({ role: fc.constant("user"), content: text }),
   fc.record({

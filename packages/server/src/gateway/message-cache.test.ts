@@ -193,6 +193,37 @@ describeEachDialect("gateway message cache", (getDatabase) => {
       code: "gateway_message_not_found",
     });
   });
+
+  it("issue 20 messages read by id come from memory when cached, else from rows (cached then); another subject's stay missing", async () => {
+    const subject = uniqueName("subject");
+    const writer = new GatewayMessageStore(getDatabase());
+    const written = await writer.appendMessages(subject, {
+      previousMessageId: null,
+      messages: [say("user", "u1"), say("assistant", "a1"), say("user", "u2")],
+    });
+    const ids = written.map((message) => message.id);
+    // Cached at write: the very objects, in the order asked.
+    const reversed = [...ids].reverse();
+    const cached = await writer.readMessages(subject, reversed);
+    expect(cached.map((message) => message.id)).toEqual(reversed);
+    expect(cached[0]).toBe(
+      await writer.readMessages(subject, [reversed[0] ?? ""]).then((m) => m[0]),
+    );
+    // Another store (another process) reads the rows, as listMessages gives them, and keeps them.
+    const reader = new GatewayMessageStore(getDatabase());
+    const first = await reader.readMessages(subject, ids);
+    expect(first).toEqual(await uncached().listMessages(subject, written[0]?.conversationId ?? ""));
+    expect(reader.cacheStats().messages).toBe(3);
+    expect((await reader.readMessages(subject, ids))[2]).toBe(first[2]);
+    // The list ends before an id that is missing or another subject's.
+    expect(await reader.readMessages(uniqueName("other"), ids)).toEqual([]);
+    const [one, , three] = ids;
+    expect(
+      (await reader.readMessages(subject, [one ?? "", "msg_missing", three ?? ""])).map(
+        (message) => message.id,
+      ),
+    ).toEqual([one]);
+  });
 });
 
 describe("MessageCache", () => {

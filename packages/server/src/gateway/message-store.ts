@@ -565,6 +565,34 @@ export class GatewayMessageStore {
     return newest.length === 0 ? older : [...older, ...newest];
   }
 
+  /**
+   * Messages of this subject by id, in the order given: final ones from the cache when it holds
+   * them, the rest from one read of their rows (cached from then on). The list ends before the
+   * first id that has no message of this subject.
+   */
+  async readMessages(subjectUid: string, ids: readonly string[]): Promise<GatewayMessage[]> {
+    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
+    const found = new Map<string, GatewayMessage>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = this.#cache.get(id);
+      if (cached !== undefined && cached.subjectUid === subject) found.set(id, cached);
+      else missing.push(id);
+    }
+    for (const row of await findMessageRows(this.database.db, subject, missing)) {
+      const message = messageFromRow(row);
+      this.#cacheRow(message, row);
+      found.set(row.id, message);
+    }
+    const messages: GatewayMessage[] = [];
+    for (const id of ids) {
+      const message = found.get(id);
+      if (message === undefined) break;
+      messages.push(message);
+    }
+    return messages;
+  }
+
   /** Every message of a conversation (all branches), in the order written, paged. */
   async listMessages(
     subjectUid: string,

@@ -22,6 +22,7 @@ import {
   listConversations,
 } from "../../store/repositories/console-queries.js";
 import { projectInSlices } from "./project-in-slices.js";
+import { modelInputOf, modelInputSchema, type ModelInputReply } from "./model-input.js";
 import { readConversationPage } from "./read-page.js";
 import { jsonWithArrayInSlices } from "./slices.js";
 import { storedMessageSchema } from "./stored-message.js";
@@ -79,14 +80,6 @@ const chatMLMessageSchema = z
   .record(z.string(), z.unknown())
   .describe("A canonical ChatML message.");
 
-const modelInputSchema = z.object({
-  message_id: z.string().describe("The response whose request this was."),
-  instructions: z.string().nullable(),
-  tools: z.array(z.record(z.string(), z.unknown())),
-  max_output_tokens: z.int().nullable(),
-});
-type ModelInputReply = z.infer<typeof modelInputSchema>;
-
 const messagesReplySchema = z.object({
   view: z.enum(["stored", "chatml", "model-visible"]),
   conversation_id: z.string(),
@@ -102,27 +95,6 @@ const messagesReplySchema = z.object({
       "view=model-visible: the instructions, tools and output limit of the request that produced the context's newest response (null when none was recorded); what the model received besides the messages.",
     ),
 });
-
-/** The request settings of the newest response of a context that has them. */
-async function modelInputOf(
-  store: GatewayMessageStore,
-  subject: string,
-  context: readonly GatewayMessage[],
-): Promise<ModelInputReply | null> {
-  for (let index = context.length - 1; index >= 0; index--) {
-    const message = context[index];
-    if (message === undefined || message.role !== "assistant") continue;
-    const settings = await store.getRequestSettings(subject, message.id);
-    if (settings === null) continue;
-    return {
-      message_id: message.id,
-      instructions: settings.instructions,
-      tools: settings.tools.map((tool) => ({ ...tool })),
-      max_output_tokens: settings.maxOutputTokens,
-    };
-  }
-  return null;
-}
 
 function notFound(id: string): VerbatimError {
   return new VerbatimError("resource_not_found", `no conversation ${id}`, {
@@ -241,9 +213,9 @@ export function registerConversationConsoleRoutes(
         selected = context.messages.slice(offset, offset + limit);
         more = context.messages.length > offset + limit;
         if (view === "model-visible")
-          modelInput = await modelInputOf(store, subject, context.messages);
+          modelInput = await modelInputOf(database, subject, context.messages);
       } else {
-        const page = await readConversationPage(database, subject, id, {
+        const page = await readConversationPage(database, store, subject, id, {
           limit: limit + 1,
           offset,
         });
@@ -252,8 +224,8 @@ export function registerConversationConsoleRoutes(
       }
       const projected = await projectInSlices(view, selected);
       const page = await fitPageYielding(projected, page_limit_bytes);
-      // Sent as text serialized in slices: one JSON.stringify of a 1 MiB page blocks too long.
-      const text = await jsonWithArrayInSlices(
+      // Sent as JSON serialized in slices: one JSON.stringify of a 1 MiB page blocks too long.
+      const body = await jsonWithArrayInSlices(
         { view, conversation_id: id, subject_uid: subject, anchor },
         "messages",
         page.messages,
@@ -263,7 +235,7 @@ export function registerConversationConsoleRoutes(
           ...(modelInput === undefined ? {} : { model_input: modelInput }),
         },
       );
-      return reply.type("application/json; charset=utf-8").send(text);
+      return reply.type("application/json; charset=utf-8").send(body);
     },
   );
 }

@@ -9,19 +9,43 @@ import { inSlices } from "./slices.js";
  * `content_truncated`), byte for byte, but worked out message by message with the page's size
  * kept as a running sum, giving the event loop a turn every few milliseconds. A page of
  * 1,000 messages of 8 KiB each took one 200–300 ms block; bench/server/console-event-loop.ts
- * measures the stall.
+ * measures the stall. Little is allocated beside the page: the messages are copied by structure
+ * (their strings shared, not copied) and a string's JSON size is counted without writing it
+ * when nothing in it needs escaping, so the young generation the garbage collector scavenges
+ * (copying what is alive) stays small.
  */
 type Json = Record<string, unknown>;
 
 interface Slot {
-  readonly message: number;
-  get(): string;
+  get(): unknown;
   set(value: string): void;
 }
 
+/** A code unit that JSON escapes or that takes more than one byte in UTF-8. */
+const ESCAPED_OR_WIDE = /["\\\u0000-\u001f\u0080-\uffff]/;
+
 /** Bytes of a string inside JSON (quotes excluded), as `JSON.stringify` writes it in UTF-8. */
 function escapedLength(text: string): number {
-  return Buffer.byteLength(JSON.stringify(text)) - 2;
+  return ESCAPED_OR_WIDE.test(text) ? Buffer.byteLength(JSON.stringify(text)) - 2 : text.length;
+}
+
+/** A copy of JSON data by structure: new arrays and plain objects, the same strings. */
+function copyJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyJson);
+  if (typeof value !== "object" || value === null) return value;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const copy: Json = {};
+  for (const [key, item] of Object.entries(value)) {
+    // Defined, not assigned: a "__proto__" key of parsed JSON is an ordinary property.
+    Object.defineProperty(copy, key, {
+      value: copyJson(item),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return copy;
 }
 
 /** Bytes a code point takes inside a JSON string literal (as JSON.stringify writes it). */
@@ -42,7 +66,8 @@ function escapedCost(codePoint: number): number {
   return codePoint < 0x10000 ? 3 : 4;
 }
 
-function cutTo(text: string, budget: number): string {
+/** The longest prefix at a code point boundary whose escaped length is ≤ budget, and that length. */
+function cutTo(text: string, budget: number): { readonly text: string; readonly length: number } {
   let used = 0;
   let end = 0;
   for (const char of text) {
@@ -51,7 +76,7 @@ function cutTo(text: string, budget: number): string {
     used += cost;
     end += char.length;
   }
-  return text.slice(0, end);
+  return { text: text.slice(0, end), length: used };
 }
 
 function levelFor(lengths: readonly number[], excess: number): number {
@@ -68,20 +93,18 @@ function levelFor(lengths: readonly number[], excess: number): number {
   return 0;
 }
 
-function slotsOf(message: Json, index: number, slots: Slot[]): void {
+function slotsOf(message: Json, slots: Slot[]): void {
   const content = message["content"];
   if (typeof content === "string") {
     slots.push({
-      message: index,
-      get: () => message["content"] as string,
+      get: () => message["content"],
       set: (value) => (message["content"] = value),
     });
   } else if (Array.isArray(content)) {
     for (const part of content as Json[]) {
       if (part["type"] === "text") {
         slots.push({
-          message: index,
-          get: () => part["text"] as string,
+          get: () => part["text"],
           set: (value) => (part["text"] = value),
         });
       }
@@ -92,12 +115,38 @@ function slotsOf(message: Json, index: number, slots: Slot[]): void {
     for (const call of calls as Json[]) {
       const fn = call["function"] as Json;
       slots.push({
-        message: index,
-        get: () => fn["arguments"] as string,
+        get: () => fn["arguments"],
         set: (value) => (fn["arguments"] = value),
       });
     }
   }
+}
+
+/**
+ * A message's copy, its content slots (in the copy) with their escaped lengths, and its JSON
+ * size: the copy written with its content strings empty, plus their lengths (the long strings
+ * are never written out to be measured). A slot that holds no string is never cut.
+ */
+function measure(message: Json, slots: Slot[], lengths: number[]): { copy: Json; size: number } {
+  const copy = copyJson(message) as Json;
+  const start = slots.length;
+  slotsOf(copy, slots);
+  const strings: (string | undefined)[] = [];
+  let size = 0;
+  for (let slot = start; slot < slots.length; slot++) {
+    const value = slots[slot]?.get();
+    const text = typeof value === "string" ? value : undefined;
+    const length = text === undefined ? 0 : escapedLength(text);
+    strings.push(text);
+    lengths.push(length);
+    size += length;
+    if (text !== undefined) slots[slot]?.set("");
+  }
+  size += Buffer.byteLength(JSON.stringify(copy));
+  strings.forEach((text, offset) => {
+    if (text !== undefined) slots[start + offset]?.set(text);
+  });
+  return { copy, size };
 }
 
 export async function fitPageYielding<P extends ProjectedMessages>(
@@ -105,31 +154,22 @@ export async function fitPageYielding<P extends ProjectedMessages>(
   limitBytes: number,
 ): Promise<P> {
   const messages = page.messages as unknown as readonly Json[];
-  const sizes: number[] = [];
-  await inSlices(messages.length, (index) => {
-    sizes.push(Buffer.byteLength(JSON.stringify(messages[index])));
-  });
-  const skeleton = (metadata: unknown) =>
-    Buffer.byteLength(JSON.stringify({ ...page, messages: [], metadata }));
-  const between = Math.max(0, messages.length - 1);
-  const total = (metadata: unknown) =>
-    skeleton(metadata) + between + sizes.reduce((sum, size) => sum + size, 0);
-  if (total(page.metadata) <= limitBytes) return page;
-  const metadata = { ...page.metadata, content_truncated: true };
-  // Copies of the messages, made as they are cut (the page given is never changed).
-  const copies: Json[] = [...messages];
-  const copied = new Set<number>();
+  // Copies of the messages (the page given is never changed), their slots and sizes.
+  const copies: Json[] = [];
   const slots: Slot[] = [];
   const lengths: number[] = [];
-  const firstSlot: number[] = [];
+  let sizes = 0;
   await inSlices(messages.length, (index) => {
-    firstSlot.push(slots.length);
-    const start = slots.length;
-    slotsOf(messages[index] as Json, index, slots);
-    for (let slot = start; slot < slots.length; slot++) {
-      lengths.push(escapedLength(slots[slot]?.get() ?? ""));
-    }
+    const { copy, size } = measure(messages[index] as Json, slots, lengths);
+    copies.push(copy);
+    sizes += size;
   });
+  const total = (metadata: unknown) =>
+    Buffer.byteLength(JSON.stringify({ ...page, messages: [], metadata })) +
+    Math.max(0, messages.length - 1) +
+    sizes;
+  if (total(page.metadata) <= limitBytes) return page;
+  const metadata = { ...page.metadata, content_truncated: true };
   let size = total(metadata);
   for (;;) {
     if (size <= limitBytes) {
@@ -147,28 +187,14 @@ export async function fitPageYielding<P extends ProjectedMessages>(
         },
       );
     }
-    // Copy a message before its first cut (the page given is never changed); its slots then
-    // point into the copy. Copies and cuts both run in slices.
-    const copyMessage = (message: number) => {
-      const copy = JSON.parse(JSON.stringify(messages[message])) as Json;
-      copies[message] = copy;
-      copied.add(message);
-      const fresh: Slot[] = [];
-      slotsOf(copy, message, fresh);
-      const first = firstSlot[message] ?? 0;
-      fresh.forEach((one, offset) => (slots[first + offset] = one));
-    };
     await inSlices(over.length, (position) => {
       const index = over[position] ?? 0;
-      const original = slots[index];
-      if (original === undefined) return;
-      if (!copied.has(original.message)) copyMessage(original.message);
-      const slot = slots[index] ?? original;
-      const cut = cutTo(slot.get(), level);
-      const length = escapedLength(cut);
-      size -= (lengths[index] ?? 0) - length;
-      lengths[index] = length;
-      slot.set(cut);
+      const slot = slots[index];
+      if (slot === undefined) return;
+      const cut = cutTo(slot.get() as string, level);
+      size -= (lengths[index] ?? 0) - cut.length;
+      lengths[index] = cut.length;
+      slot.set(cut.text);
     });
   }
 }

@@ -1,26 +1,28 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import type { GatewayMessage } from "../../gateway/index.js";
-import { messageFromRow } from "../../gateway/rows.js";
+import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
 import { listConversationMessageIds } from "../../store/repositories/console-messages.js";
-import { findMessageRows } from "../../store/repositories/gateway-messages.js";
 import { SLICE_MS } from "./slices.js";
 
-/** Fewest and most rows read at once (each read has its own fixed cost). */
+/** Fewest and most messages read at once (each read has its own fixed cost). */
 const MIN_CHUNK = 10;
 const MAX_CHUNK = 200;
 
 /**
  * A page of a conversation's messages (all branches, in the order written: created_at, depth,
  * id, as the store's listMessages) without blocking the event loop: the page's ids first, in
- * one read of small columns, then the rows by id in chunks with a turn of the event loop
+ * one read of small columns, then the messages by id in chunks with a turn of the event loop
  * between them (reads are synchronous on SQLite). A chunk is sized from the time the previous
- * one took per row, to take about SLICE_MS. Reading the rows by OFFSET instead cost time in
+ * one took per message, to take about SLICE_MS. The messages come from the store's cache of
+ * final messages when it holds them (they are then shared, read-only, and long-lived: building
+ * a page allocates no copy of their text, which kept the garbage collector's young-generation
+ * pauses long), else from their rows. Reading the rows by OFFSET instead cost time in
  * proportion to the offset (SQLite steps through the skipped rows: 25–30 ms for the one row
  * after 999 rows of 8 KiB) and one read of 100 such rows 5–13 ms.
  */
 export async function readConversationPage(
   database: StoreDatabase,
+  store: GatewayMessageStore,
   subject: string,
   conversationId: string,
   page: { readonly limit: number; readonly offset: number },
@@ -31,17 +33,16 @@ export async function readConversationPage(
   while (messages.length < ids.length) {
     const chunk = ids.slice(messages.length, messages.length + want);
     const started = performance.now();
-    const rows = await findMessageRows(database.db, subject, chunk);
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const id of chunk) {
-      const row = byId.get(id);
-      // A message deleted between the two reads ends the page there.
-      if (row === undefined) return messages;
-      messages.push(messageFromRow(row));
-    }
-    const perRow = (performance.now() - started) / chunk.length;
+    const read = await store.readMessages(subject, chunk);
+    messages.push(...read);
+    // A message deleted between the two reads ends the page there.
+    if (read.length < chunk.length) return messages;
+    const perMessage = (performance.now() - started) / chunk.length;
     await yieldToEventLoop();
-    want = Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, Math.floor(SLICE_MS / Math.max(perRow, 1e-3))));
+    want = Math.max(
+      MIN_CHUNK,
+      Math.min(MAX_CHUNK, Math.floor(SLICE_MS / Math.max(perMessage, 1e-3))),
+    );
   }
   return messages;
 }

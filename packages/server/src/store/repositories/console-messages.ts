@@ -18,3 +18,24 @@ export async function listConversationMessageIds(
     .execute();
   return rows.map((row) => row.id);
 }
+
+/**
+ * Of these messages of the subject, the deepest one with recorded request settings (the newest
+ * of a chain's): its id and settings JSON, read without its content.
+ */
+export async function findDeepestRequestRow(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  messageIds: readonly string[],
+): Promise<{ readonly id: string; readonly request: string | null } | undefined> {
+  if (messageIds.length === 0) return undefined;
+  return db
+    .selectFrom("ai_gateway_messages")
+    .select(["id", "request"])
+    .where("id", "in", [...messageIds])
+    .where("subject_uid", "=", subjectUid)
+    .where("request", "is not", null)
+    .orderBy("depth", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
