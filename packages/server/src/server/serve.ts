@@ -9,6 +9,7 @@ import {
   type DatabaseLocation,
   migrateDatabase,
 } from "../store/index.js";
+import { backfillLine, backfillRecordedHistory } from "../gateway/recorded-backfill.js";
 import { prepareConsolePage } from "./console-page.js";
 import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
@@ -125,6 +126,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   let app: FastifyInstance | undefined;
   try {
     await migrateDatabase(database);
+    // Conversations recorded before migration 0010 get their history written (once).
+    const backfilled = await backfillRecordedHistory(database);
+    if (backfilled.conversations > 0) {
+      (options.say ?? (() => undefined))(backfillLine(backfilled));
+    }
     const given = env["VERBATIM_OPERATOR_TOKEN"];
     const generatedToken = given === undefined || given === "";
     const operatorToken = generatedToken ? `vop_${randomBytes(24).toString("base64url")}` : given;

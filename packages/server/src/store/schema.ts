@@ -116,6 +116,15 @@ export interface GatewayImageTable {
   readonly created_at: string;
 }
 
+/**
+ * A recorded conversation whose history is still to be written as gateway messages (migration
+ * 0014: conversations recorded before migration 0010).
+ */
+export interface HistoryBackfillTable {
+  readonly subject_uid: string;
+  readonly conversation_id: string;
+}
+
 /** A server API key (src/server): only its SHA-256 is stored; it acts for one subject. */
 export interface ApiKeyTable {
   readonly key_sha256: string;
@@ -141,4 +150,5 @@ export interface StoreSchema {
   readonly background_agent_job_wake_events: BackgroundAgentJobWakeEventTable;
   readonly ai_gateway_chain_nodes: ChainNodeTable;
   readonly ai_gateway_recorded_calls: RecordedCallTable;
+  readonly ai_gateway_history_backfills: HistoryBackfillTable;
 }

@@ -8,6 +8,7 @@ import {
   type DatabaseLocation,
 } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
+import { backfillLine, backfillRecordedHistory } from "../../gateway/recorded-backfill.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
 
 export const dbMigrate: Command = {
@@ -42,6 +43,7 @@ export const dbMigrate: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       const report = await migrateDatabase(database);
+      const backfilled = await backfillRecordedHistory(database);
       const where = describeLocation(location);
       if (values.json === true) {
         io.stdout(
@@ -58,6 +60,9 @@ export const dbMigrate: Command = {
         io.stdout(
           `${where}: applied ${report.applied.length} migration(s): ${report.applied.join(", ")}\n`,
         );
+      }
+      if (values.json !== true && backfilled.conversations > 0) {
+        io.stdout(`${where}: ${backfillLine(backfilled)}\n`);
       }
       return EXIT_OK;
     } finally {

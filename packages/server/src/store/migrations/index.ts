@@ -9,6 +9,7 @@ import { callerDeletionsMigration } from "./0008-caller-deletions.js";
 import { recordedCallsMigration } from "./0009-recorded-calls.js";
 import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
 import { gatewayImagesMigration } from "./0011-gateway-images.js";
+import { recordedHistoryBackfillMigration } from "./0014-recorded-history-backfill.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -27,4 +28,5 @@ export const storeMigrations: readonly Migration[] = [
   recordedCallsMigration,
   chainNodeMessagesMigration,
   gatewayImagesMigration,
+  recordedHistoryBackfillMigration,
 ];
