@@ -3,8 +3,9 @@
  * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code-read`
  * and `codex-read <folder>` read and convert every file without writing; `claude-code <folder>
  * <into>` and `codex <folder> <into>` import it into packages; `claude-code-sqlite` and
- * `codex-sqlite <folder> <file>` import it into one SQLite store (one chain per conversation,
- * the database migrated before the clock starts). Prints one JSON line:
+ * `codex-sqlite <folder> <file>` run `verbatim import … --into sqlite:<file>` (one chain per
+ * conversation, search indexed and durable when it returns; the database migrated before the
+ * clock starts). Prints one JSON line:
  * seconds, bytes read, peak resident memory.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -28,26 +29,33 @@ const [phase = "", folder = "", into = ""] = process.argv.slice(2);
 const list = files(folder);
 let bytes = 0;
 for (const file of list) bytes += statSync(file).size;
-// The server's modules are loaded for the store phases only (the others' memory is their own).
-const server = phase.endsWith("-sqlite")
-  ? {
-      ...(await import("../../packages/server/src/cli/commands/import-database.js")),
-      ...(await import("../../packages/server/src/store/deferred-durability.js")),
-      ...(await import("../../packages/server/src/store/database.js")),
-      ...(await import("../../packages/server/src/store/migrate.js")),
-    }
+// The store phases run `verbatim import … --into sqlite:<file>` itself (the database created
+// and migrated before the clock starts); the server's modules are loaded for them only (the
+// other phases' memory is their own).
+if (phase.endsWith("-sqlite")) {
+  const { openDatabase } = await import("../../packages/server/src/store/database.js");
+  const { migrateDatabase } = await import("../../packages/server/src/store/migrate.js");
+  const database = await openDatabase({ dialect: "sqlite", path: into }, { poolSize: 1 });
+  await migrateDatabase(database);
+  await database.close();
+}
+const cli = phase.endsWith("-sqlite")
+  ? await import("../../packages/library/src/cli/index.js")
   : undefined;
-const sqlite = await server?.openDatabase({ dialect: "sqlite", path: into }, { poolSize: 1 });
-if (sqlite !== undefined) await server?.migrateDatabase(sqlite);
+// The command's modules loaded before the clock, as for the other phases.
+if (cli !== undefined) {
+  const { loadServerCommand } = await import("../../packages/library/src/cli/server-commands.js");
+  await loadServerCommand("import database");
+}
 const start = process.hrtime.bigint();
-if (sqlite !== undefined && server !== undefined) {
-  // What `verbatim import … --into sqlite:<file>` runs, durable when it returns.
+if (cli !== undefined) {
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
-  const durability = await server.deferDurability(sqlite);
-  const report = await server.importChainsIntoDatabase(sqlite, into, source, "bench", list);
-  await durability.finish();
-  if (report.conversations.some((entry) => entry.outcome === "refused"))
-    throw new Error("a conversation was refused");
+  const io = cli.bufferIO();
+  const code = await cli.main(
+    ["import", source, folder, "--into", `sqlite:${into}`, "--subject", "bench", "--json"],
+    io,
+  );
+  if (code !== 0) throw new Error(`verbatim import exited with ${code}: ${io.err()}`);
 } else if (phase === "baseline") {
   let lines = 0;
   for (const file of list) {
@@ -74,7 +82,6 @@ if (sqlite !== undefined && server !== undefined) {
   throw new Error(`unknown phase ${phase}`);
 }
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-await sqlite?.close();
 process.stdout.write(
   `${JSON.stringify({ phase, seconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
 );

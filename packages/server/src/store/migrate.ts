@@ -3,6 +3,8 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "./database.js";
 import { describeLocation } from "./location.js";
 import { storeMigrations } from "./migrations/index.js";
+import { searchIndexDeferralMigration } from "./migrations/0015-search-index-deferral.js";
+import { catchUpSearchIndex } from "./search-deferral.js";
 import type { Migration } from "./migrations/migration.js";
 import type { StoreSchema } from "./schema.js";
 
@@ -26,7 +28,7 @@ export async function migrateDatabase(
 ): Promise<MigrationReport> {
   const { capabilities } = database;
   try {
-    return await database.db.connection().execute(async (connection) => {
+    const report = await database.db.connection().execute(async (connection) => {
       if (capabilities.advisoryLocks) {
         await sql`select pg_advisory_lock(hashtext('verbatim.migrate:' || current_schema()))`.execute(
           connection,
@@ -42,6 +44,10 @@ export async function migrateDatabase(
         }
       }
     });
+    // Rows an import that died left out of the search index (store/search-deferral.ts).
+    if (report.current.includes(searchIndexDeferralMigration.name))
+      await catchUpSearchIndex(database);
+    return report;
   } catch (error) {
     if (error instanceof VerbatimError) throw error;
     throw new VerbatimError(

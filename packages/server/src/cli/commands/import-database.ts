@@ -34,7 +34,7 @@ import { describeLocation, parseDatabaseLocation } from "../../store/location.js
 import { migrateDatabase } from "../../store/migrate.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
-import { deferDurability } from "../../store/deferred-durability.js";
+import { beginBulkImport } from "../../store/bulk-import.js";
 import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
 
 /** What happened to one conversation in the store. */
@@ -281,30 +281,36 @@ export const importDatabase: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
-      const durability = await deferDurability(database);
+      const bulk = await beginBulkImport(database);
       if (mode === "job") {
-        const code = await importJobsIntoDatabase({
+        try {
+          return await importJobsIntoDatabase({
+            database,
+            databaseName: describeLocation(location),
+            source: source as TrajectorySource,
+            subject,
+            files,
+            json,
+            io,
+            bar,
+          });
+        } finally {
+          await bulk.finish();
+        }
+      }
+      let report: DatabaseImportReport;
+      try {
+        report = await importChainsIntoDatabase(
           database,
-          databaseName: describeLocation(location),
-          source: source as TrajectorySource,
+          describeLocation(location),
+          source as ConversationSource,
           subject,
           files,
-          json,
-          io,
-          bar,
-        });
-        await durability.finish();
-        return code;
+          bar.onProgress,
+        );
+      } finally {
+        await bulk.finish();
       }
-      const report = await importChainsIntoDatabase(
-        database,
-        describeLocation(location),
-        source as ConversationSource,
-        subject,
-        files,
-        bar.onProgress,
-      );
-      await durability.finish();
       bar.finish();
       if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
       else writeSummary(report, io);

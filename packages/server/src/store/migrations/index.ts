@@ -10,6 +10,7 @@ import { recordedCallsMigration } from "./0009-recorded-calls.js";
 import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
 import { gatewayImagesMigration } from "./0011-gateway-images.js";
 import { recordedHistoryBackfillMigration } from "./0014-recorded-history-backfill.js";
+import { searchIndexDeferralMigration } from "./0015-search-index-deferral.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -29,4 +30,5 @@ export const storeMigrations: readonly Migration[] = [
   chainNodeMessagesMigration,
   gatewayImagesMigration,
   recordedHistoryBackfillMigration,
+  searchIndexDeferralMigration,
 ];
