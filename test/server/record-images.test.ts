@@ -14,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { uniqueName } from "../support/databases.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 import { describeDatabaseTargets } from "../interop/database-targets.js";
+import { placed } from "../support/recorded-placed.js";
 
 /** A 1×1 PNG (70 bytes). */
 const PNG_BASE64 =
@@ -51,7 +52,8 @@ describeDatabaseTargets("recorded calls keep their images", (target) => {
   }
 
   /** The subject's one recorded conversation, its calls' matched counts, and its items. */
-  async function recorded(subject: string, key: string) {
+  async function recorded(subject: string, key: string, count: number) {
+    await placed(target.database, subject, count);
     const calls = await target.database.db
       .selectFrom("ai_gateway_recorded_calls")
       .select(["conversation_id", "matched_count"])
@@ -153,7 +155,7 @@ describeDatabaseTargets("recorded calls keep their images", (target) => {
       tools,
     });
 
-    const { id, matched, items } = await recorded(subject, key);
+    const { id, matched, items } = await recorded(subject, key, 3);
     // Matching as before: each call continues the one before (the image's bytes hash alike).
     expect(matched).toEqual([0, 1, 3]);
     // Two images sent four times in all: one row each.
@@ -236,7 +238,7 @@ describeDatabaseTargets("recorded calls keep their images", (target) => {
     });
     for await (const chunk of stream) expect(chunk.object).toBe("chat.completion.chunk");
 
-    const { matched, items } = await recorded(subject, key);
+    const { matched, items } = await recorded(subject, key, 2);
     expect(matched).toEqual([0, 1]);
     expect(await imageRows(subject)).toEqual(["image/png:70"]);
     expect(items[0]?.content).toEqual([
