@@ -6,12 +6,14 @@
 //    hashed before: its prefix hashes are reused, gateway/recorded-prefix-cache.ts).
 // 2. POST /v1/messages through `verbatim serve` over a bare pass-through proxy (bare-pass-
 //    through.ts), both in front of the same local upstream (upstream.ts), sequential requests
-//    taking turns in blocks: p50 over the bare proxy, goal within 1 ms.
+//    taking turns in blocks: p50 over the bare proxy, goal within 1 ms beyond one durable
+//    commit, with the server on SQLite and on PostgreSQL (each beside the proxy in its run).
 // 3. What writing each call's history as gateway messages adds to recording it (in process).
-// `node bin/run-ts.js bench/server/recorded-calls.ts [--quick] [--pg-url URL]`
+// `node bin/run-ts.js bench/server/recorded-calls.ts [--quick] [--overhead-only] [--pg-url URL]`
+// (--overhead-only: part 2 alone).
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -31,7 +33,11 @@ import {
 } from "../../packages/server/src/store/repositories/recorded-calls.js";
 
 const { values } = parseArgs({
-  options: { quick: { type: "boolean" }, "pg-url": { type: "string" } },
+  options: {
+    quick: { type: "boolean" },
+    "overhead-only": { type: "boolean" },
+    "pg-url": { type: "string" },
+  },
 });
 const quick = values.quick === true;
 const pgUrl =
@@ -188,9 +194,9 @@ function child(
   });
 }
 
-/** One durable commit of a small row on the server's SQLite file: the floor a recorded call pays. */
-async function commitBaseline(sqlitePath: string): Promise<number> {
-  const database = await openDatabase({ dialect: "sqlite", path: sqlitePath });
+/** One durable commit of a small row on the server's database: the floor a recorded call pays. */
+async function commitBaseline(location: DatabaseLocation): Promise<number> {
+  const database = await openDatabase(location);
   try {
     await migrateDatabase(database);
     const samples: number[] = [];
@@ -215,9 +221,26 @@ async function commitBaseline(sqlitePath: string): Promise<number> {
   }
 }
 
-async function overhead(sqlitePath: string): Promise<string[]> {
-  const commit = await commitBaseline(sqlitePath);
-  const upstream = await child(["bin/run-ts.js", "bench/server/upstream.ts"]);
+/** `--db` text of a location for the CLI (a PostgreSQL schema through the URL's options). */
+function dbText(location: DatabaseLocation): string {
+  if (location.dialect === "sqlite") return location.path;
+  if (location.schema === undefined) return location.url;
+  const options = `options=${encodeURIComponent(`-c search_path=${location.schema}`)}`;
+  return `${location.url}${location.url.includes("?") ? "&" : "?"}${options}`;
+}
+
+async function overhead(
+  name: string,
+  location: DatabaseLocation,
+  delayMs: number,
+): Promise<string> {
+  const commit = await commitBaseline(location);
+  const upstream = await child([
+    "bin/run-ts.js",
+    "bench/server/upstream.ts",
+    "--delay-ms",
+    String(delayMs),
+  ]);
   const upstreamUrl = upstream.out().split("\n")[0]?.trim() ?? "";
   const bare = await child(["bin/run-ts.js", "bench/server/bare-pass-through.ts", upstreamUrl]);
   const bareUrl = bare.out().split("\n")[0]?.trim() ?? "";
@@ -226,18 +249,21 @@ async function overhead(sqlitePath: string): Promise<string[]> {
     "keys",
     "create",
     "--db",
-    sqlitePath,
+    dbText(location),
     "--subject",
     "bench",
   ]);
   await new Promise((resolve) => created.process.on("exit", resolve));
   const key = created.out().trim().split("\n").at(-1) ?? "";
-  const server = await child(["bin/verbatim.js", "serve", "--db", sqlitePath, "--port", "0"], {
-    ANTHROPIC_API_KEY: "sk-ant-bench",
-    ANTHROPIC_BASE_URL: upstreamUrl,
-    VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
-    VERBATIM_OPERATOR_TOKEN: "vop_bench",
-  });
+  const server = await child(
+    ["bin/verbatim.js", "serve", "--db", dbText(location), "--port", "0"],
+    {
+      ANTHROPIC_API_KEY: "sk-ant-bench",
+      ANTHROPIC_BASE_URL: upstreamUrl,
+      VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
+      VERBATIM_OPERATOR_TOKEN: "vop_bench",
+    },
+  );
   const serverUrl = /listening on (\S+)/.exec(server.out())?.[1] ?? "";
   try {
     const targets = [
@@ -287,16 +313,19 @@ async function overhead(sqlitePath: string): Promise<string[]> {
     const alone = p50("upstream alone");
     const barep = p50("bare pass-through");
     const served = p50("verbatim /v1/messages");
-    return [
-      `| sqlite | ${alone.toFixed(2)} | ${barep.toFixed(2)} | ${served.toFixed(2)} | ` +
-        `${percentile(samples.get("verbatim /v1/messages") ?? [], 0.9).toFixed(2)} | ` +
-        `+${(served - barep).toFixed(2)} ms | ${commit.toFixed(2)} | +${(served - barep - commit).toFixed(2)} ms | ` +
-        `${(served / barep).toFixed(2)}x | ${served - barep - commit < 1 ? "met" : "NOT met"} |`,
-    ];
+    return (
+      `| ${name} | ${delayMs} ms | ${alone.toFixed(2)} | ${barep.toFixed(2)} | ${served.toFixed(2)} | ` +
+      `${percentile(samples.get("verbatim /v1/messages") ?? [], 0.9).toFixed(2)} | ` +
+      `+${(served - barep).toFixed(2)} ms | ${commit.toFixed(2)} | +${(served - barep - commit).toFixed(2)} ms | ` +
+      `${(served / barep).toFixed(2)}x | ${served - barep - commit < 1 ? "met" : "NOT met"} |`
+    );
   } finally {
+    // Each ends before the next measurement (the server once it has placed every call).
     for (const process_ of [server.process, bare.process, upstream.process]) {
       process_.removeAllListeners("exit");
+      const exited = new Promise((resolve) => process_.once("exit", resolve));
       process_.kill("SIGTERM");
+      await exited;
     }
   }
 }
@@ -315,6 +344,8 @@ async function historyCost(name: string, location: DatabaseLocation): Promise<st
       without: new RecordedCalls(database, { gatewayMessages: false }),
     };
     const samples = { with: [] as number[], without: [] as number[] };
+    // The part the client's answer waits for: the call's bytes committed (RecordedCalls.keep).
+    const kept: number[] = [];
     const answer = JSON.stringify({
       id: "msg_bench",
       type: "message",
@@ -332,7 +363,7 @@ async function historyCost(name: string, location: DatabaseLocation): Promise<st
           if (turn > 0) messages.push(message(turn * 2 - 1, session));
           messages.push(message(turn * 2, session));
           const start = performance.now();
-          await recorders[kind].record({
+          const { placed } = await recorders[kind].keep({
             subjectUid: `bench-${kind}`,
             format: "anthropic-messages",
             path: "/v1/messages",
@@ -345,18 +376,21 @@ async function historyCost(name: string, location: DatabaseLocation): Promise<st
             responseBody: Buffer.from(answer),
             durationMs: 1,
           });
+          if (block > 1 && kind === "with") kept.push(performance.now() - start);
+          await placed;
           if (block > 1) samples[kind].push(performance.now() - start);
         }
       }
     }
     const without = percentile(samples.without, 0.5);
     const with_ = percentile(samples.with, 0.5);
-    return `| ${name} | ${without.toFixed(2)} | ${with_.toFixed(2)} | +${(with_ - without).toFixed(2)} | ${percentile(samples.without, 0.9).toFixed(2)} | ${percentile(samples.with, 0.9).toFixed(2)} |`;
+    return `| ${name} | ${without.toFixed(2)} | ${with_.toFixed(2)} | +${(with_ - without).toFixed(2)} | ${percentile(samples.without, 0.9).toFixed(2)} | ${percentile(samples.with, 0.9).toFixed(2)} | ${percentile(kept, 0.5).toFixed(2)} | ${percentile(kept, 0.9).toFixed(2)} |`;
   } finally {
     await database.close();
   }
 }
 
+const loadBefore = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-recorded-"));
 const schema = `verbatim_bench_${randomBytes(4).toString("hex")}`;
 const admin = new pg.Client({ connectionString: pgUrl });
@@ -369,38 +403,57 @@ try {
   log(`PostgreSQL unavailable (${String(error)}): its row is skipped`);
 }
 try {
-  const rows = [
-    await matching("sqlite", { dialect: "sqlite", path: join(folder, "match.sqlite") }),
-  ];
-  if (pgReady) rows.push(await matching("postgres", { dialect: "postgres", url: pgUrl, schema }));
-  process.stdout.write(
-    `\nMatching a request of ${LONG} messages (999 stored) against ${CONVERSATIONS} conversations ` +
-      `(${CONVERSATIONS * NODES_PER_CONVERSATION + LONG - 1} chain nodes), ${RUNS} runs, ms:\n\n` +
-      "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match after the session's previous call p50 | p90 | match / hashing | goal (< 2 ms), cold | goal, as served |\n" +
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
-      rows.join("\n") +
-      "\n",
-  );
-  const costRows = [
-    await historyCost("sqlite", { dialect: "sqlite", path: join(folder, "history.sqlite") }),
-  ];
-  if (pgReady) {
-    costRows.push(await historyCost("postgres", { dialect: "postgres", url: pgUrl, schema }));
+  if (values["overhead-only"] !== true) {
+    const rows = [
+      await matching("sqlite", { dialect: "sqlite", path: join(folder, "match.sqlite") }),
+    ];
+    if (pgReady) rows.push(await matching("postgres", { dialect: "postgres", url: pgUrl, schema }));
+    process.stdout.write(
+      `\nMatching a request of ${LONG} messages (999 stored) against ${CONVERSATIONS} conversations ` +
+        `(${CONVERSATIONS * NODES_PER_CONVERSATION + LONG - 1} chain nodes), ${RUNS} runs, ms:\n\n` +
+        "| database | hashing alone p50 | one indexed lookup p50 | match (hash + lookup) p50 | match p90 | match after the session's previous call p50 | p90 | match / hashing | goal (< 2 ms), cold | goal, as served |\n" +
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+        rows.join("\n") +
+        "\n",
+    );
+    const costRows = [
+      await historyCost("sqlite", { dialect: "sqlite", path: join(folder, "history.sqlite") }),
+    ];
+    if (pgReady) {
+      costRows.push(await historyCost("postgres", { dialect: "postgres", url: pgUrl, schema }));
+    }
+    process.stdout.write(
+      "\nRecording one call (in process, sessions of up to 19 messages: its bytes kept, then placed " +
+        "in its chain), without and with its history written as gateway messages, ms:\n\n" +
+        "| database | raw calls and nodes p50 | with gateway messages p50 | difference | raw p90 | with messages p90 | bytes kept (what the answer waits for) p50 | p90 |\n" +
+        "| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+        costRows.join("\n") +
+        "\n",
+    );
+  }
+  const overheadRows: string[] = [];
+  // An upstream that answers at once (each call's placing overlaps the next call) and one that
+  // thinks 20 ms first (a stand-in for a model's time to first token).
+  for (const delayMs of [0, 20]) {
+    const sqlitePath = join(folder, `serve-${delayMs}.sqlite`);
+    overheadRows.push(await overhead("sqlite", { dialect: "sqlite", path: sqlitePath }, delayMs));
+    if (pgReady) {
+      const serveSchema = `${schema}_serve`;
+      await admin.query(`create schema ${serveSchema}`);
+      try {
+        const location = { dialect: "postgres" as const, url: pgUrl, schema: serveSchema };
+        overheadRows.push(await overhead("postgres", location, delayMs));
+      } finally {
+        await admin.query(`drop schema ${serveSchema} cascade`);
+      }
+    }
   }
   process.stdout.write(
-    "\nRecording one call (in process, sessions of up to 19 messages), without and with its " +
-      "history written as gateway messages, ms:\n\n" +
-      "| database | raw calls and nodes p50 | with gateway messages p50 | difference | raw p90 | with messages p90 |\n" +
-      "| --- | --- | --- | --- | --- | --- |\n" +
-      costRows.join("\n") +
-      "\n",
-  );
-  const overheadRows = await overhead(join(folder, "serve.sqlite"));
-  process.stdout.write(
-    "\nPOST /v1/messages (JSON, growing sessions of up to 19 messages, each call recorded) over a bare " +
-      "pass-through proxy, sequential, blocks of 50 taking turns, ms:\n\n" +
-      "| database | upstream alone p50 | bare pass-through p50 | verbatim p50 | verbatim p90 | over the bare proxy | one durable commit p50 | over the bare proxy and the commit | ratio | goal (< 1 ms beyond the commit) |\n" +
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+    `\nPOST /v1/messages (JSON, growing sessions of up to 19 messages, each call recorded) over a bare ` +
+      "pass-through proxy, sequential, blocks of 50 taking turns, ms (load average before: " +
+      `${loadBefore}, after: ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}):\n\n` +
+      "| database | upstream think time | upstream alone p50 | bare pass-through p50 | verbatim p50 | verbatim p90 | over the bare proxy | one durable commit p50 | over the bare proxy and the commit | ratio | goal (< 1 ms beyond the commit) |\n" +
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
       overheadRows.join("\n") +
       "\n",
   );

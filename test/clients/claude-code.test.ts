@@ -20,6 +20,7 @@ import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream
 import { freshDatabase, type FreshDatabase, uniqueName } from "../support/databases.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
 import { TEST_OPERATOR_TOKEN, testServer, type TestServer } from "../support/server.js";
+import { callsPlaced } from "../support/recorded-calls.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const candidates = [
@@ -125,6 +126,7 @@ describe.skipIf(claudeBin === undefined)("Claude Code through the gateway", () =
     upstream.bashCommand = undefined;
     await claude(["and again", "--resume", first.session_id]);
 
+    await callsPlaced(fresh.database, subject);
     const calls = await fresh.database.db
       .selectFrom("ai_gateway_recorded_calls")
       .selectAll()

@@ -17,6 +17,7 @@ import {
 } from "../support/databases.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
 import { TEST_OPERATOR_TOKEN, testServer, type TestServer } from "../support/server.js";
+import { callsPlaced } from "../support/recorded-calls.js";
 
 for (const dialect of testDialects) {
   describe.skipIf(dialect === "postgres" && postgresUrl === undefined)(
@@ -77,6 +78,7 @@ for (const dialect of testDialects) {
         upstream.usage = { input: 20, output: 5, cacheRead: 0, cacheWrite: 1050 };
         await send("You are terse. Today is Tuesday.");
 
+        await callsPlaced(fresh.database, subject);
         const { conversation_id } = await fresh.database.db
           .selectFrom("ai_gateway_recorded_calls")
           .select("conversation_id")

@@ -10,6 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
+import { callsPlaced } from "../support/recorded-calls.js";
 import type { RawUpstream } from "../support/raw-upstream.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 import type { TestServer } from "../support/server.js";
@@ -44,6 +45,7 @@ describeEachDialect("recorded calls as gateway messages", (getDatabase) => {
 
   /** The one recorded conversation of a subject and its items, oldest first. */
   async function itemsOf(subject: string, key: string): Promise<{ id: string; items: Item[] }> {
+    await callsPlaced(getDatabase(), subject);
     const rows = await getDatabase()
       .db.selectFrom("ai_gateway_recorded_calls")
       .select("conversation_id")
@@ -58,6 +60,7 @@ describeEachDialect("recorded calls as gateway messages", (getDatabase) => {
 
   /** The subject's gateway messages form one chain: each continues the one before. */
   async function expectOneChain(subject: string): Promise<void> {
+    await callsPlaced(getDatabase(), subject);
     const rows = await getDatabase()
       .db.selectFrom("ai_gateway_messages")
       .select(["id", "previous_message_id", "depth"])

@@ -1,30 +1,42 @@
 import { createSanitizer, type Sanitizer } from "verbatim-llm/trajectory";
 import type { StoreDatabase } from "../store/index.js";
-import { insertConversation } from "../store/repositories/gateway-conversations.js";
 import {
-  findDeepestNode,
-  findPreviousCall,
-  insertChainNodes,
+  findRecordedCall,
   insertRecordedCall,
+  listSubjectsWithUnplacedCalls,
+  listUnplacedCallIds,
   lockSubjectForRecording,
-  type ChainNodeRow,
 } from "../store/repositories/recorded-calls.js";
 import { inTransaction } from "../store/transaction.js";
-import { messageHash } from "./chain-matching.js";
-import { PrefixHashCache } from "./recorded-prefix-cache.js";
 import { newId } from "./ids.js";
-import { writeRecordedHistory, type RecordedHistory } from "./recorded-history.js";
-import { recordedAnswer } from "./recorded-messages.js";
-import { decodeBody, usageOf, type WireFormat } from "./recorded-usage.js";
+import {
+  callOfRow,
+  messagesOfBody,
+  placeCall,
+  type CallToPlace,
+  type PlacementOptions,
+  type RecordedCallResult,
+} from "./recorded-placement.js";
+import { PrefixHashCache } from "./recorded-prefix-cache.js";
+import { SubjectQueues } from "./recorded-queue.js";
+import { decodeBody, type WireFormat } from "./recorded-usage.js";
+
+export type { RecordedCallResult } from "./recorded-placement.js";
 
 /**
  * Records the model calls of the pass-through routes as chains (docs/server.md, "Recorded
- * calls"). A call's messages are hashed (gateway/chain-matching.ts); the longest prefix of them
- * the subject already has names its conversation, and the messages past it become new nodes
- * there: a request that extends a chain continues it, one that diverges inside it forks it
- * (the new nodes hang off the last shared one), and one whose first message is new starts a
- * conversation. One subject's calls are recorded one at a time (SQLite's write lock, a
- * PostgreSQL advisory lock), so concurrent calls of one session never split a chain.
+ * calls"), in two steps:
+ * 1. `keep`: the call's bytes (request and response, headers without credentials) are one row,
+ *    committed in one statement. The route ends the client's response after this commit: that
+ *    is what is durable when the client has its answer.
+ * 2. Its placing in a chain (recorded-placement.ts: matching, the conversation, chain nodes,
+ *    gateway messages, previous call, usage) runs right after, one transaction per call under
+ *    the subject's lock, queued per subject in this process (recorded-queue.ts) in the order the
+ *    calls were kept. A session's next call is placed after its previous one, so its matching
+ *    sees every earlier call, whatever runs concurrently.
+ * A call left unplaced (the process ended between the two steps, or another server process on
+ * the same database kept it) is placed from its row by the next placing of its subject, and at
+ * start (`placeLeftovers`), oldest first: nothing kept is lost. `close` waits for the queue.
  */
 export interface CallToRecord {
   readonly subjectUid: string;
@@ -40,14 +52,10 @@ export interface CallToRecord {
   readonly durationMs: number;
 }
 
-export interface RecordedCallResult {
+/** A kept call: its id, and the promise of its place in a chain. */
+export interface KeptCall {
   readonly callId: string;
-  readonly conversationId: string;
-  /** Messages of the request already stored before it. */
-  readonly matchedCount: number;
-  readonly previousCallId: string | null;
-  /** The gateway message the upstream's answer became (null: no answer could be read). */
-  readonly answerMessageId: string | null;
+  readonly placed: Promise<RecordedCallResult>;
 }
 
 export interface RecordedCallsOptions {
@@ -61,6 +69,8 @@ export interface RecordedCallsOptions {
    * false: exact bytes, for replay). VERBATIM_RECORD_REDACT=1 turns it on for `verbatim serve`.
    */
   readonly redact?: boolean;
+  /** Told when placing a call this process did not keep (a leftover) fails. */
+  readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
 }
 
 /** Headers that carry credentials: never stored. */
@@ -88,135 +98,171 @@ export class RecordedCalls {
   private readonly sanitizer: Sanitizer | undefined;
   /** The prefix hashes of each session's last call, reused by its next (recorded-prefix-cache). */
   readonly prefixes = new PrefixHashCache();
-
-  private readonly gatewayMessages: boolean;
+  readonly #placement: PlacementOptions;
+  readonly #queues = new SubjectQueues();
+  /** Calls kept by this process and not placed yet: their own queued job places them. */
+  readonly #pending = new Map<string, CallToPlace>();
+  /** Unplaced calls whose placing failed here: left for the next start. */
+  readonly #failed = new Set<string>();
+  readonly #onLeftoverError: (error: unknown, callId: string | undefined) => void;
+  /** The start's look for unplaced calls (placeLeftovers). */
+  #looking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly database: StoreDatabase,
     options: RecordedCallsOptions = {},
   ) {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
-    this.gatewayMessages = options.gatewayMessages !== false;
+    this.#placement = {
+      prefixes: this.prefixes,
+      gatewayMessages: options.gatewayMessages !== false,
+      writesInWith: database.capabilities.writesInWith,
+    };
+    this.#onLeftoverError = options.onLeftoverError ?? (() => undefined);
   }
 
+  /** Keeps a call and places it in its chain (both steps, awaited). */
   async record(call: CallToRecord): Promise<RecordedCallResult> {
-    const hashes = this.prefixes.prefixHashes(call.format, call.messages);
-    const streamed = (call.responseHeaders["content-type"] ?? "").includes("text/event-stream");
-    const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
-    const usage =
-      decoded === undefined
-        ? usageOf(call.format, "", false)
-        : usageOf(call.format, decoded.toString("utf8"), streamed);
+    return (await this.keep(call)).placed;
+  }
+
+  /**
+   * Step 1: commits the call's bytes, then queues its placing (step 2) before returning, so a
+   * call the client sends after this one's answer is placed after it.
+   */
+  async keep(call: CallToRecord): Promise<KeptCall> {
+    const now = new Date();
+    const createdAt = now.toISOString();
+    const callId = newId("call", now.getTime());
     let requestBody = call.requestBody.toString("utf8");
     let responseBody = call.responseBody;
+    const responseHeaders = withoutCredentials(call.responseHeaders);
+    let messages = call.messages;
     if (this.sanitizer !== undefined) {
       requestBody = this.sanitizer.sanitizeText(requestBody).value;
       // A body the server cannot decode is not kept at all rather than kept unredacted.
+      const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
       responseBody =
         decoded === undefined
           ? Buffer.alloc(0)
           : Buffer.from(this.sanitizer.sanitizeText(decoded.toString("utf8")).value, "utf8");
+      if (decoded !== undefined) {
+        delete responseHeaders["content-encoding"];
+        delete responseHeaders["content-length"];
+      }
+      // The chain is written from what is stored: no unredacted text in its messages either.
+      messages = messagesOfBody(requestBody);
     }
-    const responseHeaders = withoutCredentials(call.responseHeaders);
-    if (this.sanitizer !== undefined && decoded !== undefined) {
-      delete responseHeaders["content-encoding"];
-      delete responseHeaders["content-length"];
-    }
-    const answer = recordedAnswer(
-      call.format,
-      call.model,
-      call.statusCode,
-      decoded === undefined ? "" : decoded.toString("utf8"),
-      streamed,
-    );
-    const now = new Date();
-    const createdAt = now.toISOString();
-    return inTransaction(this.database, async (db) => {
-      if (this.database.capabilities.advisoryLocks) {
-        await lockSubjectForRecording(db, call.subjectUid);
-      }
-      const deepest = await findDeepestNode(db, call.subjectUid, hashes);
-      const matchedCount = deepest === undefined ? 0 : deepest.position + 1;
-      let conversationId = deepest?.conversation_id;
-      if (conversationId === undefined) {
-        conversationId = newId("conv", now.getTime());
-        await insertConversation(db, {
-          id: conversationId,
-          subject_uid: call.subjectUid,
-          created_at: createdAt,
-          metadata: JSON.stringify({ recorded: call.format }),
-        });
-      }
-      // The new messages and the answer as gateway messages of the conversation.
-      const history: RecordedHistory = !this.gatewayMessages
-        ? { messageIds: [], answerId: null }
-        : await writeRecordedHistory(db, {
-            subjectUid: call.subjectUid,
-            conversationId,
-            anchorMessageId: deepest?.anchor_message_id ?? null,
-            format: call.format,
-            messages: call.messages,
-            from: matchedCount,
-            answer,
-            now: createdAt,
-            writesInWith: this.database.capabilities.writesInWith,
-          });
-      const nodes: ChainNodeRow[] = [];
-      let anchor = deepest?.anchor_message_id ?? null;
-      let anchorCount = deepest?.anchor_count ?? null;
-      for (let position = matchedCount; position < hashes.length; position++) {
-        const messageId = history.messageIds[position - matchedCount] ?? null;
-        if (messageId !== null) {
-          anchor = messageId;
-          anchorCount = position + 1;
-        }
-        nodes.push({
-          subject_uid: call.subjectUid,
-          prefix_sha256: hashes[position] as string,
-          conversation_id: conversationId,
-          parent_prefix_sha256: position === 0 ? null : (hashes[position - 1] as string),
-          position,
-          message_sha256: messageHash(call.messages[position]),
-          created_at: createdAt,
-          message_id: messageId,
-          anchor_message_id: anchor,
-          anchor_count: anchorCount,
-        });
-      }
-      await insertChainNodes(db, nodes);
-      const previous = await findPreviousCall(db, call.subjectUid, hashes);
-      const callId = newId("call", now.getTime());
-      await insertRecordedCall(db, {
-        id: callId,
-        subject_uid: call.subjectUid,
-        conversation_id: conversationId,
-        wire_format: call.format,
-        path: call.path,
-        model: call.model,
-        tip_prefix_sha256: hashes[hashes.length - 1] ?? "",
-        message_count: hashes.length,
-        matched_count: matchedCount,
-        previous_call_id: previous?.id ?? null,
-        status_code: call.statusCode,
-        request_headers: JSON.stringify(withoutCredentials(call.requestHeaders)),
-        request_body: requestBody,
-        response_headers: JSON.stringify(responseHeaders),
-        response_body_base64: responseBody.toString("base64"),
-        redacted: this.sanitizer === undefined ? 0 : 1,
-        input_tokens: usage.inputTokens,
-        output_tokens: usage.outputTokens,
-        cache_read_tokens: usage.cacheReadTokens,
-        cache_write_tokens: usage.cacheWriteTokens,
-        duration_ms: Math.round(call.durationMs),
-        created_at: createdAt,
-      });
-      return {
-        callId,
-        conversationId,
-        matchedCount,
-        previousCallId: previous?.id ?? null,
-        answerMessageId: history.answerId,
-      };
+    await insertRecordedCall(this.database.db, {
+      id: callId,
+      subject_uid: call.subjectUid,
+      conversation_id: "",
+      wire_format: call.format,
+      path: call.path,
+      model: call.model,
+      tip_prefix_sha256: "",
+      message_count: call.messages.length,
+      matched_count: 0,
+      previous_call_id: null,
+      status_code: call.statusCode,
+      request_headers: JSON.stringify(withoutCredentials(call.requestHeaders)),
+      request_body: requestBody,
+      response_headers: JSON.stringify(responseHeaders),
+      response_body_base64: responseBody.toString("base64"),
+      redacted: this.sanitizer === undefined ? 0 : 1,
+      input_tokens: null,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      duration_ms: Math.round(call.durationMs),
+      created_at: createdAt,
     });
+    this.#pending.set(callId, {
+      id: callId,
+      subjectUid: call.subjectUid,
+      format: call.format,
+      model: call.model,
+      messages,
+      statusCode: call.statusCode,
+      responseHeaders,
+      responseBody,
+      createdAt,
+    });
+    const placed = this.#queues.run(call.subjectUid, () => this.#place(call.subjectUid, callId));
+    return { callId, placed: placed as Promise<RecordedCallResult> };
+  }
+
+  /**
+   * Queues the placing of every subject's unplaced calls (those a crash left, oldest first);
+   * resolves once they are queued. Called at start.
+   */
+  placeLeftovers(): Promise<void> {
+    this.#looking = (async () => {
+      for (const subjectUid of await listSubjectsWithUnplacedCalls(this.database.db)) {
+        this.#queues
+          .run(subjectUid, () => this.#place(subjectUid, undefined))
+          .catch((error: unknown) => this.#onLeftoverError(error, undefined));
+      }
+    })();
+    return this.#looking;
+  }
+
+  /** Resolves once every queued placing has ended. */
+  async close(): Promise<void> {
+    await this.#looking.catch(() => undefined);
+    await this.#queues.idle();
+  }
+
+  /**
+   * Places the subject's unplaced calls that no job of this process will place, oldest first,
+   * then `own` (a call this process kept), each in its own transaction under the subject's
+   * lock. A leftover that fails is logged by the caller's error and skipped until next start.
+   */
+  async #place(
+    subjectUid: string,
+    own: string | undefined,
+  ): Promise<RecordedCallResult | undefined> {
+    try {
+      for (;;) {
+        let next: string | undefined;
+        try {
+          const result = await inTransaction(this.database, async (db) => {
+            if (this.database.capabilities.advisoryLocks) {
+              await lockSubjectForRecording(db, subjectUid);
+            }
+            const ids = await listUnplacedCallIds(db, subjectUid);
+            next = ids.find(
+              (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
+            );
+            if (next === undefined) return undefined;
+            const local = next === own ? this.#pending.get(next) : undefined;
+            const row = local === undefined ? await findRecordedCall(db, next) : undefined;
+            const call = local ?? (row === undefined ? undefined : callOfRow(row));
+            return call === undefined ? undefined : placeCall(db, this.#placement, call);
+          });
+          if (next === undefined || next === own)
+            return result ?? (await this.#placedElsewhere(own));
+        } catch (error) {
+          if (next === undefined || next === own) throw error;
+          this.#failed.add(next);
+          this.#onLeftoverError(error, next);
+        }
+      }
+    } finally {
+      if (own !== undefined) this.#pending.delete(own);
+    }
+  }
+
+  /** The result of a call another process placed (its answer's message is not looked up). */
+  async #placedElsewhere(id: string | undefined): Promise<RecordedCallResult | undefined> {
+    const row = id === undefined ? undefined : await findRecordedCall(this.database.db, id);
+    if (row === undefined) return undefined;
+    return {
+      callId: row.id,
+      conversationId: row.conversation_id,
+      matchedCount: row.matched_count,
+      previousCallId: row.previous_call_id,
+      answerMessageId: null,
+    };
   }
 }

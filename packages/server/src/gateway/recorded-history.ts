@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { isVerbatimError } from "verbatim-llm/core";
 import type { RoundResult } from "verbatim-llm/providers";
+import { isMessageOrItsConversationDeleted } from "../store/repositories/gateway-caller-deletions.js";
 import { findContinuationRows } from "../store/repositories/gateway-messages.js";
 import type { StoreSchema } from "../store/schema.js";
 import { appendWithinTransaction } from "./append.js";
@@ -48,7 +49,10 @@ const PER_WRITE = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
 const sameUnits = (a: MatchableMessage, b: MatchableMessage): boolean =>
   JSON.stringify(responseUnits(a)) === JSON.stringify(responseUnits(b));
 
-/** The stored answer after `anchor` that this wire message gives back, if any. */
+/**
+ * The stored answer after `anchor` that this wire message gives back, if any. An answer the
+ * subject deleted is not given back: the message is written again beside it (a fork there).
+ */
 async function storedAnswer(
   db: Kysely<StoreSchema>,
   input: RecordedHistoryInput,
@@ -59,7 +63,9 @@ async function storedAnswer(
   for (const row of await findContinuationRows(db, input.subjectUid, anchor)) {
     const stored = messageFromRow(row);
     if (stored.metadata.gateway.model === undefined) continue;
-    if (sameUnits(matchable(stored), message)) return stored.id;
+    if (!sameUnits(matchable(stored), message)) continue;
+    if (await isMessageOrItsConversationDeleted(db, input.subjectUid, stored.id)) continue;
+    return stored.id;
   }
   return undefined;
 }

@@ -23,6 +23,11 @@ export interface ChainNodeTable {
 export interface RecordedCallTable {
   readonly id: string;
   readonly subject_uid: string;
+  /**
+   * Empty while only the call's bytes are stored: its place in a chain (conversation, nodes,
+   * gateway messages, previous call, usage) is written just after its answer
+   * (gateway/recorded-calls.ts); until then `tip_prefix_sha256` is empty and the usage null.
+   */
   readonly conversation_id: string;
   /** `anthropic-messages` or `openai-chat`. */
   readonly wire_format: string;

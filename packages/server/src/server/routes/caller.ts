@@ -45,7 +45,16 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   registerCompressRoute(app, store, options.upstream);
   registerJobCallerRoutes(app, new BackgroundAgentJobs(options.database), store);
   // The pass-through routes keep their bodies' bytes (their own body parser, in their own scope).
-  const recorder = new RecordedCalls(options.database, { redact: options.recordRedact === true });
+  const recorder = new RecordedCalls(options.database, {
+    redact: options.recordRedact === true,
+    onLeftoverError: (error, callId) =>
+      app.log.error({ err: error, callId }, "placing a recorded call left unplaced failed"),
+  });
+  // Calls a crash left unplaced are placed in the background; close() waits for the placing.
+  recorder.placeLeftovers().catch((error: unknown) => {
+    app.log.error({ err: error }, "looking for recorded calls left unplaced failed");
+  });
+  app.addHook("onClose", () => recorder.close());
   const passThroughUpstream = options.upstream ?? NO_UPSTREAM;
   void app.register(async (scope) => {
     keepRawJsonBodies(scope);

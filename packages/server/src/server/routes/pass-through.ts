@@ -13,8 +13,9 @@ import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
  * goes to the upstream with the same method, path, query, headers and body bytes, except the
  * credential headers (the subject's gateway key is replaced by the provider key) and the
  * connection's own headers; the upstream's status, headers and body bytes go back to the client
- * as they arrive. Once the upstream's answer has ended the call is recorded, and only then is the
- * client's response ended.
+ * as they arrive. Once the upstream's answer has ended the call's bytes are committed, and only
+ * then is the client's response ended; the call is placed in its chain right after
+ * (gateway/recorded-calls.ts).
  */
 
 /** The body of a pass-through route: the bytes as sent and the JSON they hold. */
@@ -181,11 +182,12 @@ export async function passThrough(
     complete = false;
     request.log.warn({ err: error }, "upstream answer broke off");
   }
+  let placed: Promise<unknown> | undefined;
   try {
     if (call.record && complete) {
       const value = call.body.value as Record<string, unknown>;
       const messages = Array.isArray(value["messages"]) ? (value["messages"] as unknown[]) : [];
-      await recorder.record({
+      const kept = await recorder.keep({
         subjectUid: request.subjectUid,
         format: call.format,
         path: request.url,
@@ -198,6 +200,7 @@ export async function passThrough(
         responseBody: Buffer.concat(chunks),
         durationMs: performance.now() - started,
       });
+      placed = kept.placed;
     }
   } catch (error) {
     request.log.error({ err: error }, "recording the call failed; the client got its answer");
@@ -205,6 +208,13 @@ export async function passThrough(
     reply.raw.off("close", onClientGone);
     reply.raw.end();
   }
+  // Placed in its chain after the answer; the handler (which close() waits for) ends after it.
+  await placed?.catch((error: unknown) =>
+    request.log.error(
+      { err: error },
+      "placing the recorded call in its chain failed; its bytes are stored, and it is placed again by its subject's next call or at the next start",
+    ),
+  );
   return reply;
 }
 

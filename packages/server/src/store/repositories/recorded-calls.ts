@@ -295,6 +295,113 @@ export async function insertRecordedCall(
   await insertRecordedCallQuery.run(db, ...CALL_COLUMNS.map((column) => row[column]));
 }
 
+/** What placing a call in its chain writes into its row (gateway/recorded-placement.ts). */
+export interface CallPlacement {
+  readonly conversation_id: string;
+  readonly tip_prefix_sha256: string;
+  readonly message_count: number;
+  readonly matched_count: number;
+  readonly previous_call_id: string | null;
+  readonly input_tokens: number | null;
+  readonly output_tokens: number | null;
+  readonly cache_read_tokens: number | null;
+  readonly cache_write_tokens: number | null;
+}
+
+const placeRecordedCallQuery = queryTemplate<
+  [
+    string,
+    string,
+    number,
+    number,
+    string | null,
+    number | null,
+    number | null,
+    number | null,
+    number | null,
+    string,
+  ],
+  never
+>((db, slot) =>
+  db
+    .updateTable("ai_gateway_recorded_calls")
+    .set({
+      conversation_id: slot(0),
+      tip_prefix_sha256: slot(1),
+      message_count: slot(2),
+      matched_count: slot(3),
+      previous_call_id: slot(4),
+      input_tokens: slot(5),
+      output_tokens: slot(6),
+      cache_read_tokens: slot(7),
+      cache_write_tokens: slot(8),
+    })
+    .where("id", "=", slot(9)),
+);
+
+/** Writes a call's place in its chain (its conversation marks it placed). */
+export async function placeRecordedCall(
+  db: Kysely<StoreSchema>,
+  id: string,
+  placement: CallPlacement,
+): Promise<void> {
+  await placeRecordedCallQuery.run(
+    db,
+    placement.conversation_id,
+    placement.tip_prefix_sha256,
+    placement.message_count,
+    placement.matched_count,
+    placement.previous_call_id,
+    placement.input_tokens,
+    placement.output_tokens,
+    placement.cache_read_tokens,
+    placement.cache_write_tokens,
+    id,
+  );
+}
+
+const unplacedCallsQuery = queryTemplate<[string], { id: string }>((db, slot) =>
+  db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select("id")
+    .where("conversation_id", "=", "")
+    .where("subject_uid", "=", slot(0))
+    .orderBy("created_at")
+    .orderBy("id"),
+);
+
+/** The subject's calls not placed in a chain yet (no conversation), oldest first. */
+export async function listUnplacedCallIds(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+): Promise<string[]> {
+  const { rows } = await unplacedCallsQuery.run(db, subjectUid);
+  return rows.map((row) => row.id);
+}
+
+/** The subjects that have calls not placed in a chain yet. */
+export async function listSubjectsWithUnplacedCalls(db: Kysely<StoreSchema>): Promise<string[]> {
+  const rows = await db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select("subject_uid")
+    .distinct()
+    .where("conversation_id", "=", "")
+    .execute();
+  return rows.map((row) => row.subject_uid);
+}
+
+/** One call by id. */
+export async function findRecordedCall(
+  db: Kysely<StoreSchema>,
+  id: string,
+): Promise<RecordedCallRow | undefined> {
+  return db
+    .selectFrom("ai_gateway_recorded_calls")
+    .selectAll()
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
 /** PostgreSQL: one recorder of a subject at a time, until the transaction ends. */
 export async function lockSubjectForRecording(
   db: Kysely<StoreSchema>,
@@ -341,7 +448,11 @@ export async function listRecordedCalls(
   db: Kysely<StoreSchema>,
   filter: { readonly subjectUid?: string; readonly since?: string },
 ): Promise<RecordedCallRow[]> {
-  let query = db.selectFrom("ai_gateway_recorded_calls").selectAll();
+  // A call not placed yet has no conversation: the report shows it once it is placed.
+  let query = db
+    .selectFrom("ai_gateway_recorded_calls")
+    .selectAll()
+    .where("conversation_id", "!=", "");
   if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
   return query.orderBy("created_at").orderBy("id").execute();
