@@ -1,7 +1,8 @@
 /**
  * Issue 18, privacy of recorded calls: with redaction on, both raw bodies pass through the
  * trajectory sanitizer's rules before they are stored (a compressed answer is decoded first);
- * off (the default), the bytes are kept exactly. Credential headers are never stored.
+ * off (the default), the bytes are kept exactly. With it on, the chain's gateway messages are
+ * written from the sanitized bodies too. Credential headers are never stored.
  */
 import { gzipSync } from "node:zlib";
 import { expect, it } from "vitest";
@@ -63,5 +64,16 @@ describeEachDialect("recorded call redaction", (getDatabase) => {
     // Stored decoded: the headers no longer claim a content coding.
     expect(JSON.parse(row.response_headers)["content-encoding"]).toBeUndefined();
     expect(row.request_headers).not.toContain("vbk_gateway");
+    // The chain's gateway messages are written from the stored bodies: no secret there either.
+    const messages = await getDatabase()
+      .db.selectFrom("ai_gateway_messages")
+      .select("content")
+      .where("subject_uid", "=", row.subject_uid)
+      .execute();
+    expect(messages).toHaveLength(2);
+    for (const message of messages) {
+      expect(JSON.stringify(message.content)).not.toContain(SECRET);
+      expect(JSON.stringify(message.content)).toContain("[redacted:");
+    }
   });
 });
