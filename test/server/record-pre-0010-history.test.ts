@@ -12,6 +12,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
+import { bufferIO, main } from "verbatim-llm/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { messageHash, prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
 import { newId } from "../../packages/server/src/gateway/ids.js";
@@ -234,11 +235,13 @@ for (const dialect of testDialects) {
         expect(await items(oldSubject, anthropicId)).toEqual([]);
       });
 
-      it("the backfill writes their history from the stored bytes, once, nodes naming their messages", async () => {
-        expect(await backfillRecordedHistory(fresh.database)).toEqual({
-          conversations: 2,
-          calls: 4,
-        });
+      it("verbatim db migrate writes their history from the stored bytes, once, nodes naming their messages", async () => {
+        // `verbatim db migrate` (and `verbatim serve` at start) runs it after the migrations.
+        const io = bufferIO();
+        expect(await main(["db", "migrate", "--db", fresh.locationText], io)).toBe(0);
+        expect(io.out().toString()).toContain(
+          "wrote the history of 2 conversation(s) recorded before migration 0010 (4 call(s))",
+        );
         expect(await backfillRecordedHistory(fresh.database)).toEqual({
           conversations: 0,
           calls: 0,
