@@ -6,7 +6,7 @@
  * `codex-sqlite <folder> <file>` run `verbatim import … --into sqlite:<file>` (one chain per
  * conversation, search indexed and durable when it returns; the database migrated before the
  * clock starts). Prints one JSON line:
- * seconds, bytes read, peak resident memory.
+ * seconds, CPU seconds (this process's user and system time), bytes read, peak resident memory.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -48,6 +48,7 @@ if (cli !== undefined) {
   await loadServerCommand("import database");
 }
 const start = process.hrtime.bigint();
+const cpuStart = process.cpuUsage();
 if (cli !== undefined) {
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
   const io = cli.bufferIO();
@@ -82,6 +83,8 @@ if (cli !== undefined) {
   throw new Error(`unknown phase ${phase}`);
 }
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+const cpu = process.cpuUsage(cpuStart);
+const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 process.stdout.write(
-  `${JSON.stringify({ phase, seconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
+  `${JSON.stringify({ phase, seconds, cpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
 );
