@@ -17,7 +17,8 @@ import type { StoreSchema } from "../store/schema.js";
 import { inTransaction } from "../store/transaction.js";
 import { writeRecordedHistory } from "./recorded-history.js";
 import { recordedAnswer } from "./recorded-messages.js";
-import { decodeBody, type WireFormat } from "./recorded-usage.js";
+import { callOfRow } from "./recorded-placement.js";
+import { decodeBody } from "./recorded-usage.js";
 
 /**
  * Writes the history of conversations recorded before migration 0010 (docs/server.md,
@@ -67,27 +68,16 @@ export async function backfillRecordedHistory(database: StoreDatabase): Promise<
 
 /** The request's messages and the upstream's answer, as the row keeps them. */
 function readCall(row: RecordedCallRow) {
-  const format = row.wire_format as WireFormat;
-  let messages: unknown[] | undefined;
-  try {
-    const body = JSON.parse(row.request_body) as { messages?: unknown } | null;
-    if (Array.isArray(body?.messages)) messages = body.messages as unknown[];
-  } catch {
-    // Not JSON: the route never sent such a body upstream, so there is no history to write.
-  }
-  const headers = JSON.parse(row.response_headers) as Record<string, string>;
-  const decoded = decodeBody(
-    Buffer.from(row.response_body_base64, "base64"),
-    headers["content-encoding"],
-  );
+  const call = callOfRow(row);
+  const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
   const answer = recordedAnswer(
-    format,
-    row.model,
-    row.status_code,
+    call.format,
+    call.model,
+    call.statusCode,
     decoded === undefined ? "" : decoded.toString("utf8"),
-    (headers["content-type"] ?? "").includes("text/event-stream"),
+    (call.responseHeaders["content-type"] ?? "").includes("text/event-stream"),
   );
-  return { format, messages, answer };
+  return { format: call.format, messages: call.messages, answer };
 }
 
 /** The nodes of a call's messages, by position (undefined when its path is not whole). */
@@ -120,7 +110,8 @@ async function backfillConversation(
     if (row.subject_uid !== pending.subject_uid) continue;
     const { format, messages, answer } = readCall(row);
     const path = row.message_count === 0 ? [] : pathOf(nodes, row);
-    if (messages === undefined || path === undefined || messages.length !== path.length) continue;
+    // A body that is not JSON has no messages: only a call of none has a history to write.
+    if (path === undefined || messages.length !== path.length) continue;
     const matched = Math.min(row.matched_count, path.length);
     const deepest = matched === 0 ? undefined : path[matched - 1];
     const history = await writeRecordedHistory(db, {
