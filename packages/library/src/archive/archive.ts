@@ -15,7 +15,7 @@ import {
 } from "./disk.js";
 import { bytesOfOpenFile, checkCanonicalInSlices } from "./canonical-check.js";
 import { ConversationEncoder, samePieces, streamedPieces } from "./encoder.js";
-import { freezeSavedElements } from "./frozen-input.js";
+import { freezeDecodedConversation, freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
 import {
   AGENT_FOLDER,
@@ -177,7 +177,7 @@ class PackageArchive implements ConversationArchive {
       void file.handle.close().catch(() => {});
       return;
     }
-    freezeSavedElements(conversation);
+    freezeDecodedConversation(conversation);
     const cancelled = { value: false };
     const bytes = bytesOfOpenFile(file.handle.fd, file.size);
     this.openCheck = {
@@ -210,7 +210,7 @@ class PackageArchive implements ConversationArchive {
     // recognises them by identity and walks nothing else.
     const reference = this.lastInput ?? this.openCheck?.snapshot;
     const asReference = reference !== undefined && sameInput(conversation, images, reference);
-    if (!asReference) freezeSavedElements(conversation);
+    if (!asReference) freezeSavedElements(conversation, reference);
     const sameAsLast = asReference ? reference : undefined;
     return serialised(this.paths.packageDir, async () => {
       try {

@@ -67,10 +67,10 @@ async function decodeInChunks(handle: FileHandle): Promise<DecodeResult> {
     import("../format/decode.js"),
   ]);
   const decoder = new ConversationElementDecoder();
+  // One buffer for every read: the decoder copies what it keeps of each chunk.
+  const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   let position = 0;
   for (;;) {
-    // A new buffer each time: the decoder may hold on to the last one until the next arrives.
-    const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) break;
     position += bytesRead;

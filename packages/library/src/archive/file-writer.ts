@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { mkdir, open, rename, rmdir, unlink, type FileHandle } from "node:fs/promises";
@@ -71,6 +72,30 @@ export function* writeGroups(
   if (group.length > 0) yield group;
 }
 
+/**
+ * Copies `pieces` into `staging` and yields how many bytes it holds each time it is full (and
+ * at the end), so that each piece is dropped as soon as it is copied: pieces made as they are
+ * consumed (a large conversation's encoding) then die young, and their memory goes back at the
+ * engine's next minor collection instead of waiting for a full one (docs/archive.md, "Memory").
+ */
+export function* stagedWrites(pieces: Iterable<Uint8Array>, staging: Buffer): Generator<number> {
+  let filled = 0;
+  for (const piece of pieces) {
+    let offset = 0;
+    while (offset < piece.length) {
+      const take = Math.min(piece.length - offset, staging.length - filled);
+      staging.set(piece.subarray(offset, offset + take), filled);
+      filled += take;
+      offset += take;
+      if (filled === staging.length) {
+        yield filled;
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) yield filled;
+}
+
 /** Writes all of `buffers` at the handle's position, looping over short writes. */
 export async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
   let remaining = buffers;
@@ -115,10 +140,11 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
       const handle = await open(temporary, "wx");
       let written = 0;
       try {
-        for (const group of writeGroups(pieces, pieceBytes)) {
+        const staging = Buffer.allocUnsafe(pieceBytes);
+        for (const filled of stagedWrites(pieces, staging)) {
           step("write", temporary);
-          await writeAll(handle, group);
-          for (const buffer of group) written += buffer.length;
+          await writeAll(handle, [staging.subarray(0, filled)]);
+          written += filled;
         }
         step("fsyncFile", temporary);
         await handle.sync();

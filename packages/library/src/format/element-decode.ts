@@ -54,9 +54,15 @@ function elementSchemaOf(key: string): z.ZodType | undefined {
 
 export class ConversationElementDecoder {
   private phase: Phase = "start";
-  /** Bytes not consumed yet (the start of a value that runs past the last chunk). */
-  private parts: Buffer[] = [];
-  private partsLength = 0;
+  /**
+   * The bytes not consumed yet (the start of a value that runs past the last chunk) followed by
+   * the chunk just given, copied in: one buffer reused for the whole file, so reading allocates
+   * nothing per chunk (a buffer per chunk is external memory the engine frees only when it
+   * collects the buffer's object, which may be long after, docs/archive.md "Memory").
+   */
+  private window: Buffer = Buffer.alloc(0);
+  /** Bytes held at the start of `window`. */
+  private held = 0;
   /** A value longer than the bytes held is scanned again once twice as many are held. */
   private retryAt = 0;
   /** Top-level members in file order; split arrays are empty here and filled in at the end. */
@@ -67,14 +73,37 @@ export class ConversationElementDecoder {
   private elements: unknown[] = [];
   private readonly found: ValueEnd = { end: 0, members: 0 };
 
-  /** Takes the next bytes of the file; false once this path has given up. */
-  feed(chunk: Buffer): boolean {
+  /**
+   * Takes the next bytes of the file (copied: the caller may reuse `chunk` once this returns);
+   * false once this path has given up.
+   */
+  feed(chunk: Uint8Array): boolean {
     if (this.phase === "failed") return false;
-    this.parts.push(chunk);
-    this.partsLength += chunk.length;
-    if (this.partsLength < this.retryAt) return true;
-    this.scanParts();
+    if (this.held === 0) {
+      // Nothing held: the chunk is scanned where it is (a whole file in memory is not copied).
+      const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const consumed = this.scan(bytes);
+      if (this.hasFailed()) return false;
+      this.hold(bytes.subarray(consumed));
+      this.retryAt = this.held * 2;
+      return true;
+    }
+    this.hold(chunk);
+    if (this.held < this.retryAt) return true;
+    this.scanHeld();
     return !this.hasFailed();
+  }
+
+  /** Appends `bytes` to those held, in `window` (grown when they do not fit). */
+  private hold(bytes: Uint8Array): void {
+    const needed = this.held + bytes.length;
+    if (needed > this.window.length) {
+      const larger = Buffer.allocUnsafe(Math.max(needed, this.window.length * 2));
+      this.window.copy(larger, 0, 0, this.held);
+      this.window = larger;
+    }
+    this.window.set(bytes, this.held);
+    this.held = needed;
   }
 
   private hasFailed(): boolean {
@@ -83,8 +112,8 @@ export class ConversationElementDecoder {
 
   /** The conversation, or undefined when the whole-file decoder must decide. */
   finish(): SavedConversation | undefined {
-    if (this.partsLength > 0) this.scanParts();
-    if (this.phase !== "end" || this.partsLength > 0) return undefined;
+    if (this.held > 0) this.scanHeld();
+    if (this.phase !== "end" || this.held > 0) return undefined;
     const skeleton: Record<string, unknown> = {};
     // Every key was checked to be one of the schema's, so none of them is `__proto__`.
     for (const [key, value] of this.members) skeleton[key] = value;
@@ -95,16 +124,12 @@ export class ConversationElementDecoder {
     return conversation as unknown as SavedConversation;
   }
 
-  private scanParts(): void {
-    const window =
-      this.parts.length === 1
-        ? (this.parts[0] as Buffer)
-        : Buffer.concat(this.parts, this.partsLength);
-    const consumed = this.scan(window);
-    const rest = this.phase === "failed" ? 0 : window.length - consumed;
-    // A copy of what is left, so that the chunk it came from can be released.
-    this.parts = rest === 0 ? [] : [Buffer.from(window.subarray(consumed))];
-    this.partsLength = rest;
+  private scanHeld(): void {
+    const consumed = this.scan(this.window.subarray(0, this.held));
+    const rest = this.phase === "failed" ? 0 : this.held - consumed;
+    // What is left moves to the start, where the next chunk is appended to it.
+    if (rest > 0 && consumed > 0) this.window.copyWithin(0, consumed, this.held);
+    this.held = rest;
     this.retryAt = rest * 2;
   }
 
