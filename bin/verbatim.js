@@ -9,5 +9,11 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const tsx = await import("tsx/esm/api");
 tsx.register();
 register("./source-conditions.js", import.meta.url);
-const { main } = await import(pathToFileURL(`${root}packages/library/src/cli/main.ts`).href);
-process.exitCode = await main(process.argv.slice(2));
+const cli = `${root}packages/library/src/cli/`;
+const [{ main }, { keepYoungGenerationSmall }] = await Promise.all([
+  import(pathToFileURL(`${cli}main.ts`).href),
+  import(pathToFileURL(`${cli}young-generation.ts`).href),
+]);
+const argv = process.argv.slice(2);
+keepYoungGenerationSmall(argv, process.cwd());
+process.exitCode = await main(argv);
