@@ -3,15 +3,25 @@
 // process.resourceUsage().maxRSS there also counts the parent's resident memory at the fork
 // that started this process (it carries over exec); maxRSS elsewhere.
 //
-//   node bin/run-ts.js bench/archive/memory-child.ts <case> <package folder>
+// With --as-command, the process first applies the `verbatim` executable's engine setting for
+// `archive resave <package>` (cli/young-generation.ts), as the command does before it runs.
+//
+//   node bin/run-ts.js bench/archive/memory-child.ts <case> <package folder> [--as-command]
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openArchive } from "../../packages/library/src/archive/index.js";
+import { keepYoungGenerationSmall } from "../../packages/library/src/cli/young-generation.js";
 import { decodeConversation } from "../../packages/library/src/format/decode.js";
 
-const [which = "", packageDir = ""] = process.argv.slice(2);
+const [which = "", packageDir = "", asCommand] = process.argv.slice(2);
 const file = join(packageDir, "agent", "conversation.json");
+if (
+  asCommand === "--as-command" &&
+  !keepYoungGenerationSmall(["archive", "resave", packageDir], process.cwd())
+) {
+  throw new Error("the verbatim command's setting did not apply to this package");
+}
 
 async function run(): Promise<string> {
   switch (which) {

@@ -6,10 +6,11 @@
 //
 // The cases run as JavaScript compiled from the sources (tsc without type checking) on plain
 // node, as the package runs for its users (under the TypeScript loader the empty process alone
-// takes about 120 MB). Each case runs twice: with Node's defaults, and with V8's young
-// generation capped (--max-semi-space-size=16, an option an embedding application sets): by
-// default V8 grows the young generation to its largest size (about 100 MB of resident memory
-// on this 24 GB machine) while a large file is read, whatever reads it.
+// takes about 120 MB). Each case runs three times: with Node's defaults; with V8's young
+// generation capped (--max-semi-space-size=16, an option an embedding application sets); and as
+// the `verbatim` command runs it (its young generation kept at its starting size by a setting
+// applied at run time, cli/young-generation.ts). By default V8 grows the young generation to its
+// largest size (134 MB on this 24 GB machine) while a large file is read, whatever reads it.
 //
 //   node bin/run-ts.js bench/archive/memory.ts [--megabytes 100]
 import { execFileSync } from "node:child_process";
@@ -66,10 +67,16 @@ const CASES = [
   "open+save of a change",
 ] as const;
 const CONFIGURATIONS = [
-  { name: "Node's defaults", flags: [] },
+  { name: "Node's defaults", flags: [], childArgs: [] },
   {
     name: "young generation capped (--max-semi-space-size=16)",
     flags: ["--max-semi-space-size=16"],
+    childArgs: [],
+  },
+  {
+    name: "as the verbatim command (young generation kept at its starting size)",
+    flags: [],
+    childArgs: ["--as-command"],
   },
 ] as const;
 
@@ -81,7 +88,7 @@ for (const configuration of CONFIGURATIONS) {
   for (const which of CASES) {
     const line = execFileSync(
       process.execPath,
-      [...configuration.flags, child, which, packageDir],
+      [...configuration.flags, child, which, packageDir, ...configuration.childArgs],
       {
         cwd: ROOT,
         encoding: "utf8",
