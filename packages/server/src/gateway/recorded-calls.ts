@@ -226,20 +226,25 @@ export class RecordedCalls {
       for (;;) {
         let next: string | undefined;
         try {
-          const result = await inTransaction(this.database, async (db) => {
-            if (this.database.capabilities.advisoryLocks) {
-              await lockSubjectForRecording(db, subjectUid);
-            }
-            const ids = await listUnplacedCallIds(db, subjectUid);
-            next = ids.find(
-              (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
-            );
-            if (next === undefined) return undefined;
-            const local = next === own ? this.#pending.get(next) : undefined;
-            const row = local === undefined ? await findRecordedCall(db, next) : undefined;
-            const call = local ?? (row === undefined ? undefined : callOfRow(row));
-            return call === undefined ? undefined : placeCall(db, this.#placement, call);
-          });
+          const result = await inTransaction(
+            this.database,
+            async (db) => {
+              if (this.database.capabilities.advisoryLocks) {
+                await lockSubjectForRecording(db, subjectUid);
+              }
+              const ids = await listUnplacedCallIds(db, subjectUid);
+              next = ids.find(
+                (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
+              );
+              if (next === undefined) return undefined;
+              const local = next === own ? this.#pending.get(next) : undefined;
+              const row = local === undefined ? await findRecordedCall(db, next) : undefined;
+              const call = local ?? (row === undefined ? undefined : callOfRow(row));
+              return call === undefined ? undefined : placeCall(db, this.#placement, call);
+              // A placing lost with the power is made again from the call's durable row.
+            },
+            { waitForDisk: false },
+          );
           if (next === undefined || next === own)
             return result ?? (await this.#placedElsewhere(own));
         } catch (error) {

@@ -10,17 +10,38 @@ import type { StoreSchema } from "./schema.js";
 export async function inTransaction<T>(
   database: StoreDatabase,
   work: (transaction: Kysely<StoreSchema>) => Promise<T>,
+  options: TransactionOptions = {},
 ): Promise<T> {
   return database.db.connection().execute(async (connection) => {
-    await sql.raw(database.capabilities.beginStatement).execute(connection);
-    let result: T;
+    const lazy = options.waitForDisk === false && database.capabilities.dialect === "sqlite";
+    if (lazy) await sql`pragma synchronous = NORMAL`.execute(connection);
     try {
-      result = await work(connection);
-    } catch (error) {
-      await sql`rollback`.execute(connection).catch(() => undefined);
-      throw error;
+      await sql.raw(database.capabilities.beginStatement).execute(connection);
+      if (options.waitForDisk === false && database.capabilities.dialect === "postgres") {
+        await sql`set local synchronous_commit = off`.execute(connection);
+      }
+      let result: T;
+      try {
+        result = await work(connection);
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw error;
+      }
+      await sql`commit`.execute(connection);
+      return result;
+    } finally {
+      if (lazy) await sql`pragma synchronous = FULL`.execute(connection);
     }
-    await sql`commit`.execute(connection);
-    return result;
   });
+}
+
+export interface TransactionOptions {
+  /**
+   * false: the commit does not wait for the disk (SQLite `synchronous=NORMAL` for this commit,
+   * PostgreSQL `synchronous_commit = off`), for writes that can be made again from what is
+   * durable already (a recorded call's place in its chain). The commit is still atomic, and
+   * it is on disk at the next durable commit of the database or within a moment; a power loss
+   * before that loses it whole, never half of it.
+   */
+  readonly waitForDisk?: boolean;
 }
