@@ -6,6 +6,7 @@ import { ResponsesService } from "../../gateway/responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../../gateway/upstream/config.js";
 import { registerCompressRoute } from "./compress.js";
 import { GatewayConversations } from "../../gateway/conversations.js";
+import { ConversationsService } from "../../gateway/responses/conversation-service.js";
 import { registerConversationRoutes } from "./conversations.js";
 import { registerModelRoutes } from "./models.js";
 import {
@@ -31,10 +32,11 @@ export interface CallerRouteOptions {
 export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
   const { store } = options;
   const conversations = new GatewayConversations(store);
+  const conversationsApi = new ConversationsService(conversations, options.upstream?.imageUrls);
   // Before the routes: what a subject deleted is not found on any of them.
-  app.addHook("preHandler", hideDeletedResponses(conversations));
-  app.addHook("preSerialization", hideDeletedInputItems(conversations));
-  registerConversationRoutes(app, conversations, options.upstream?.imageUrls);
+  app.addHook("preHandler", hideDeletedResponses(conversationsApi));
+  app.addHook("preSerialization", hideDeletedInputItems(conversationsApi));
+  registerConversationRoutes(app, conversationsApi);
   registerResponseExtraRoutes(app, {
     conversations,
     store,

@@ -1,29 +1,21 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import type { GatewayConversations } from "../../gateway/conversations.js";
 import { errorReplySchema } from "../errors.js";
-import { messageItemsWithImages } from "../../gateway/responses/convert.js";
-import { imageUrlsOf } from "../../gateway/responses/image-urls.js";
-import { responseItemSchema } from "../../gateway/responses/schemas.js";
-import type { ImageUrlPolicy } from "../../gateway/upstream/image-url-policy.js";
-import {
-  conversationItem,
-  conversationItems,
-  conversationObject,
-  itemPage,
-  itemsToMessages,
-} from "./conversation-items.js";
+import type { ConversationsService } from "../../gateway/responses/conversation-service.js";
 import {
   conversationDeletedSchema,
-  conversationIdParamsSchema,
   conversationItemListSchema,
-  conversationItemParamsSchema,
   conversationObjectSchema,
   createConversationBodySchema,
   createItemsBodySchema,
+  updateConversationBodySchema,
+} from "../../gateway/responses/conversation-schemas.js";
+import { responseItemSchema } from "../../gateway/responses/schemas.js";
+import {
+  conversationIdParamsSchema,
+  conversationItemParamsSchema,
   includeQuerySchema,
   itemListQuerySchema,
-  updateConversationBodySchema,
 } from "./conversation-schemas.js";
 
 const errors = {
@@ -42,13 +34,12 @@ type ItemParams = z.infer<typeof conversationItemParamsSchema>;
 
 /**
  * The Conversations API (OpenAI's `/v1/conversations`): a conversation and its items, which are
- * the messages of its current chain. Deleting is a tombstone (src/gateway/conversations.ts).
+ * the messages of its current chain. Each route parses the request and calls the gateway's
+ * service (gateway/responses/conversation-service.ts); deleting is a tombstone.
  */
 export function registerConversationRoutes(
   app: FastifyInstance,
-  conversations: GatewayConversations,
-  /** Which image URLs of items are fetched (docs/server.md, "Images"). */
-  imageUrls?: ImageUrlPolicy,
+  conversations: ConversationsService,
 ): void {
   app.post<{ Body: z.infer<typeof createConversationBodySchema> }>(
     "/v1/conversations",
@@ -60,17 +51,7 @@ export function registerConversationRoutes(
         response: { 200: conversationObjectSchema, ...errors },
       },
     },
-    async (request) => {
-      const items = request.body.items ?? [];
-      const { conversation } = await conversations.create(request.subjectUid, {
-        metadata: request.body.metadata ?? {},
-        messages:
-          items.length === 0
-            ? []
-            : await itemsToMessages(conversations.store, request.subjectUid, items, [], imageUrls),
-      });
-      return conversationObject(conversation);
-    },
+    async (request) => conversations.create(request.subjectUid, request.body),
   );
 
   app.get<{ Params: Params }>(
@@ -83,8 +64,7 @@ export function registerConversationRoutes(
         response: { 200: conversationObjectSchema, ...errors },
       },
     },
-    async (request) =>
-      conversationObject(await conversations.get(request.subjectUid, request.params.id)),
+    async (request) => conversations.get(request.subjectUid, request.params.id),
   );
 
   app.post<{ Params: Params; Body: z.infer<typeof updateConversationBodySchema> }>(
@@ -99,13 +79,7 @@ export function registerConversationRoutes(
       },
     },
     async (request) =>
-      conversationObject(
-        await conversations.updateMetadata(
-          request.subjectUid,
-          request.params.id,
-          request.body.metadata ?? {},
-        ),
-      ),
+      conversations.updateMetadata(request.subjectUid, request.params.id, request.body.metadata),
   );
 
   app.delete<{ Params: Params }>(
@@ -119,14 +93,7 @@ export function registerConversationRoutes(
         response: { 200: conversationDeletedSchema, ...errors },
       },
     },
-    async (request) => {
-      await conversations.delete(request.subjectUid, request.params.id);
-      return {
-        id: request.params.id,
-        object: "conversation.deleted" as const,
-        deleted: true as const,
-      };
-    },
+    async (request) => conversations.delete(request.subjectUid, request.params.id),
   );
 
   app.get<{ Params: Params; Querystring: z.infer<typeof itemListQuerySchema> }>(
@@ -140,10 +107,8 @@ export function registerConversationRoutes(
         response: { 200: conversationItemListSchema, ...errors },
       },
     },
-    async (request) => {
-      const items = await conversationItems(conversations, request.subjectUid, request.params.id);
-      return itemPage(items, request.query);
-    },
+    async (request) =>
+      conversations.listItems(request.subjectUid, request.params.id, request.query),
   );
 
   app.post<{
@@ -162,31 +127,8 @@ export function registerConversationRoutes(
         response: { 200: conversationItemListSchema, ...errors },
       },
     },
-    async (request) => {
-      const { subjectUid } = request;
-      const { id } = request.params;
-      const context = await conversations.chain(subjectUid, id, () => []);
-      const stored = await conversations.append(
-        subjectUid,
-        id,
-        await itemsToMessages(
-          conversations.store,
-          subjectUid,
-          request.body.items,
-          context.messages,
-          imageUrls,
-        ),
-      );
-      const images = await imageUrlsOf(conversations.store, subjectUid, stored);
-      const data = stored.flatMap((message) => messageItemsWithImages(message, images));
-      return {
-        object: "list" as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data[data.length - 1]?.id ?? null,
-        has_more: false,
-      };
-    },
+    async (request) =>
+      conversations.appendItems(request.subjectUid, request.params.id, request.body),
   );
 
   app.get<{ Params: ItemParams; Querystring: z.infer<typeof includeQuerySchema> }>(
@@ -201,12 +143,7 @@ export function registerConversationRoutes(
       },
     },
     async (request) =>
-      conversationItem(
-        conversations,
-        request.subjectUid,
-        request.params.id,
-        request.params.item_id,
-      ),
+      conversations.getItem(request.subjectUid, request.params.id, request.params.item_id),
   );
 
   app.delete<{ Params: ItemParams }>(
@@ -220,12 +157,7 @@ export function registerConversationRoutes(
         response: { 200: conversationObjectSchema, ...errors },
       },
     },
-    async (request) => {
-      const { subjectUid } = request;
-      const { id, item_id: itemId } = request.params;
-      await conversationItem(conversations, subjectUid, id, itemId);
-      await conversations.deleteItem(subjectUid, itemId);
-      return conversationObject(await conversations.get(subjectUid, id));
-    },
+    async (request) =>
+      conversations.deleteItem(request.subjectUid, request.params.id, request.params.item_id),
   );
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { GatewayConversations } from "../../gateway/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
+import type { ConversationsService } from "../../gateway/responses/conversation-service.js";
 import { errorReplySchema } from "../errors.js";
 import { responseIdParamsSchema } from "../responses/route-schemas.js";
 import type { UpstreamConfig } from "../../gateway/upstream/config.js";
@@ -40,7 +41,7 @@ const RESPONSE_ID_ROUTES = new Set([
  * A preHandler for the caller routes: a response the subject deleted (or one in a conversation
  * it deleted) is not found on the routes that read it, continue it or name its conversation.
  */
-export function hideDeletedResponses(conversations: GatewayConversations) {
+export function hideDeletedResponses(service: ConversationsService) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const url = request.routeOptions.url ?? "";
     if (RESPONSE_ID_ROUTES.has(url)) {
@@ -54,20 +55,14 @@ export function hideDeletedResponses(conversations: GatewayConversations) {
           { where: "method", hint: "Use POST", details: { allowed_methods: ["POST"] } },
         );
       }
-      await conversations.checkResponseVisible(request.subjectUid, id);
+      await service.conversations.checkResponseVisible(request.subjectUid, id);
       return;
     }
     if (url === "/v1/responses" && request.method === "POST") {
-      const body = request.body as {
-        previous_response_id?: unknown;
-        conversation?: unknown;
-      } | null;
-      const previous = body?.previous_response_id;
-      if (typeof previous === "string") {
-        await conversations.checkResponseVisible(request.subjectUid, previous);
-      }
-      const conversation = conversationIdOf(body?.conversation);
-      if (conversation !== undefined) await conversations.get(request.subjectUid, conversation);
+      await service.checkContinuable(
+        request.subjectUid,
+        request.body as Parameters<ConversationsService["checkContinuable"]>[1],
+      );
     }
   };
 }
@@ -76,33 +71,12 @@ export function hideDeletedResponses(conversations: GatewayConversations) {
  * A preSerialization hook for the caller routes: the input items of a response leave out the
  * items the subject deleted through the Conversations API (the page's ids follow what is left).
  */
-export function hideDeletedInputItems(conversations: GatewayConversations) {
+export function hideDeletedInputItems(service: ConversationsService) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
     if (request.routeOptions.url !== "/v1/responses/:id/input_items") return payload;
     const list = payload as { data?: readonly { readonly id: string }[] } | null;
-    if (list?.data === undefined || list.data.length === 0) return payload;
-    const deleted = await conversations.deletedAmong(
-      request.subjectUid,
-      list.data.map((item) => item.id),
-    );
-    if (deleted.size === 0) return payload;
-    const data = list.data.filter((item) => !deleted.has(item.id));
-    return {
-      ...list,
-      data,
-      first_id: data[0]?.id ?? null,
-      last_id: data[data.length - 1]?.id ?? null,
-    };
+    return list === null ? payload : service.visibleInputItems(request.subjectUid, list);
   };
-}
-
-function conversationIdOf(value: unknown): string | undefined {
-  if (typeof value === "string") return value;
-  if (typeof value === "object" && value !== null && "id" in value) {
-    const id = (value as { id: unknown }).id;
-    return typeof id === "string" ? id : undefined;
-  }
-  return undefined;
 }
 
 /**

@@ -1,35 +1,33 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
-import type { GatewayConversations } from "../../gateway/conversations.js";
-import type { GatewayMessageStore } from "../../gateway/index.js";
-import { resolveReferences } from "../../gateway/responses/request-context.js";
-import { resolveInputImages } from "../../gateway/responses/input-images.js";
-import type { ImageUrlPolicy } from "../../gateway/upstream/image-url-policy.js";
-import { GatewayImageStore } from "../../gateway/images.js";
-import type { AppendMessageInput } from "../../gateway/prepare-append.js";
-import {
-  callsOf,
-  inputToMessages,
-  messageItemsWithImages,
-  messageToItems,
-} from "../../gateway/responses/convert.js";
-import { imageUrlsOf } from "../../gateway/responses/image-urls.js";
-import type { InputItem, ResponseItem } from "../../gateway/responses/schemas.js";
-import type { ConversationObject } from "./conversation-schemas.js";
-import type { GatewayConversation } from "../../gateway/message-types.js";
+import type { GatewayConversations } from "../conversations.js";
+import { GatewayImageStore } from "../images.js";
+import type { GatewayMessage } from "../message-types.js";
+import type { AppendMessageInput } from "../prepare-append.js";
+import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
+import type { ConversationItemList, ItemPageQuery } from "./conversation-schemas.js";
+import { callsOf, inputToMessages, messageItemsWithImages, messageToItems } from "./convert.js";
+import { imageUrlsOf } from "./image-urls.js";
+import { resolveInputImages } from "./input-images.js";
+import { resolveReferences } from "./request-context.js";
+import type { InputItem, ResponseItem } from "./schemas.js";
 
-/** A conversation as the Conversations API gives it. */
-export function conversationObject(conversation: GatewayConversation): ConversationObject {
-  return {
-    id: conversation.id,
-    object: "conversation",
-    created_at: Math.floor(Date.parse(conversation.createdAt) / 1000),
-    metadata: { ...conversation.metadata },
-  };
+/**
+ * A conversation's items as the Conversations API reads and writes them: the messages of its
+ * chain as items (with their kept images), input items as messages to append.
+ */
+
+const itemIdsOf = (message: GatewayMessage) => messageToItems(message).map((item) => item.id);
+
+/** Stored messages as items, with the URLs of their kept images. */
+export async function itemsOfMessages(
+  conversations: GatewayConversations,
+  subject: string,
+  messages: readonly GatewayMessage[],
+): Promise<ResponseItem[]> {
+  const images = await imageUrlsOf(conversations.store, subject, messages);
+  return messages.flatMap((message) => messageItemsWithImages(message, images));
 }
-
-const itemIdsOf = (message: Parameters<typeof messageToItems>[0]) =>
-  messageToItems(message).map((item) => item.id);
 
 /** The items of a conversation the subject sees, oldest first (deleted ones left out). */
 export async function conversationItems(
@@ -38,10 +36,8 @@ export async function conversationItems(
   conversationId: string,
 ): Promise<ResponseItem[]> {
   const { messages, deleted } = await conversations.chain(subject, conversationId, itemIdsOf);
-  const images = await imageUrlsOf(conversations.store, subject, messages);
-  return messages
-    .flatMap((message) => messageItemsWithImages(message, images))
-    .filter((item) => !deleted.has(item.id));
+  const items = await itemsOfMessages(conversations, subject, messages);
+  return items.filter((item) => !deleted.has(item.id));
 }
 
 /** One item of a conversation, answered as missing when the subject cannot see it. */
@@ -57,7 +53,7 @@ export async function conversationItem(
   return item;
 }
 
-export function itemNotFound(conversationId: string, itemId: string): VerbatimError {
+function itemNotFound(conversationId: string, itemId: string): VerbatimError {
   return new VerbatimError(
     "resource_not_found",
     `no item ${itemId} in conversation ${conversationId}`,
@@ -68,28 +64,28 @@ export function itemNotFound(conversationId: string, itemId: string): VerbatimEr
   );
 }
 
+/** Items as OpenAI's list object; `hasMore` when a page leaves some out. */
+export function itemList(items: readonly ResponseItem[], hasMore = false): ConversationItemList {
+  return {
+    object: "list",
+    data: [...items],
+    first_id: items[0]?.id ?? null,
+    last_id: items[items.length - 1]?.id ?? null,
+    has_more: hasMore,
+  };
+}
+
 /** A page of items as OpenAI's list: `after` an item id, in `order`, `limit` of them. */
 export function itemPage(
   items: readonly ResponseItem[],
-  query: {
-    readonly limit: number;
-    readonly order: "asc" | "desc";
-    readonly after?: string | undefined;
-  },
-) {
+  query: ItemPageQuery,
+): ConversationItemList {
   let ordered = query.order === "desc" ? [...items].reverse() : [...items];
   if (query.after !== undefined) {
     const index = ordered.findIndex((item) => item.id === query.after);
     ordered = index < 0 ? [] : ordered.slice(index + 1);
   }
-  const data = ordered.slice(0, query.limit);
-  return {
-    object: "list" as const,
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data[data.length - 1]?.id ?? null,
-    has_more: ordered.length > query.limit,
-  };
+  return itemList(ordered.slice(0, query.limit), ordered.length > query.limit);
 }
 
 /** A refusal named as the Conversations API calls the field (`body.items[n]`). */
@@ -110,12 +106,13 @@ function asItemsError(error: unknown): unknown {
  * `completed`.
  */
 export async function itemsToMessages(
-  store: GatewayMessageStore,
+  conversations: GatewayConversations,
   subject: string,
   items: readonly InputItem[],
   context: readonly Message[],
-  imageUrls?: ImageUrlPolicy,
+  imageUrls: ImageUrlPolicy | undefined,
 ): Promise<AppendMessageInput[]> {
+  const { store } = conversations;
   let messages;
   let images;
   try {
