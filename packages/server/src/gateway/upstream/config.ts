@@ -84,7 +84,7 @@ export const NO_UPSTREAM: UpstreamConfig = {
   defaultMaxOutputTokens: 4096,
 };
 
-function matches(pattern: string, model: string): boolean {
+function patternMatches(pattern: string, model: string): boolean {
   if (pattern === "*") return true;
   if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 1) {
     return model.includes(pattern.slice(1, -1));
@@ -94,12 +94,20 @@ function matches(pattern: string, model: string): boolean {
   return model === pattern;
 }
 
+/**
+ * The route of a model: the first whose pattern matches it (`*` alone, `prefix*`, `*suffix`,
+ * `*part*` or the exact name); the Responses service and the pass-through routes both route so.
+ */
+export function modelRoute(config: UpstreamConfig, model: string): ModelRoute | undefined {
+  return config.routes.find((candidate) => patternMatches(candidate.pattern, model));
+}
+
 /** The provider that serves `model`; `upstream_not_configured` with how to configure one. */
 export function resolveUpstream(
   config: UpstreamConfig,
   model: string,
 ): { readonly provider: ProviderId; readonly upstream: UpstreamProvider } {
-  const route = config.routes.find((candidate) => matches(candidate.pattern, model));
+  const route = modelRoute(config, model);
   if (route === undefined) {
     throw new VerbatimError(
       "upstream_not_configured",

@@ -5,6 +5,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
 import { CREDENTIAL_HEADERS, type RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { WireFormat } from "../../gateway/recorded-usage.js";
+import { modelRoute } from "../../gateway/upstream/config.js";
 import { parseJsonBody } from "../json-body.js";
 import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
 
@@ -240,7 +241,7 @@ export function targetFor(
   model: string,
   accepted: readonly ProviderId[],
 ): PassThroughTarget {
-  const route = config.routes.find((candidate) => patternMatches(candidate.pattern, model));
+  const route = modelRoute(config, model);
   const routed =
     route !== undefined && accepted.includes(route.provider) ? route.provider : undefined;
   const provider = [routed, ...accepted].find(
@@ -262,14 +263,4 @@ export function targetFor(
     );
   }
   return { provider, upstream };
-}
-
-function patternMatches(pattern: string, model: string): boolean {
-  if (pattern === "*") return true;
-  if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 1) {
-    return model.includes(pattern.slice(1, -1));
-  }
-  if (pattern.endsWith("*")) return model.startsWith(pattern.slice(0, -1));
-  if (pattern.startsWith("*")) return model.endsWith(pattern.slice(1));
-  return model === pattern;
 }
