@@ -3,7 +3,7 @@
  * bytes, no gateway messages, and nodes that name none). What broke: the Conversations API and
  * the console showed them empty, and a call continuing one after the upgrade wrote its new
  * messages as a chain of their own from no message (the history before it missing). Migration
- * 0014 lists them and the gateway writes their history from the calls' stored bytes
+ * 0012 lists them and the gateway writes their history from the calls' stored bytes
  * (gateway/recorded-backfill.ts, run at `verbatim serve` start and by `verbatim db migrate`).
  * Here a database is migrated to 0009, an Anthropic session (two turns and a fork) and a Chat
  * call are written as 0009's recorder wrote them (the upstream's real bytes), the database is

@@ -23,7 +23,7 @@ import { decodeBody } from "./recorded-usage.js";
 /**
  * Writes the history of conversations recorded before migration 0010 (docs/server.md,
  * "Recorded calls"): their calls kept their bytes and chain nodes but no gateway messages, and
- * their nodes name none. Each conversation listed by migration 0014 is done in one transaction
+ * their nodes name none. Each conversation listed by migration 0012 is done in one transaction
  * under its subject's recording lock: its calls, oldest first, are written as the recorder
  * writes a call now (each call's messages past its `matched_count`, then its answer, continuing
  * the message its matched prefix ends with), from the bytes the call's row holds, and the nodes

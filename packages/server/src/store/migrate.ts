@@ -3,7 +3,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "./database.js";
 import { describeLocation } from "./location.js";
 import { storeMigrations } from "./migrations/index.js";
-import { searchIndexDeferralMigration } from "./migrations/0015-search-index-deferral.js";
+import { searchIndexDeferralMigration } from "./migrations/0013-search-index-deferral.js";
 import { catchUpSearchIndex } from "./search-deferral.js";
 import type { Migration } from "./migrations/migration.js";
 import type { StoreSchema } from "./schema.js";

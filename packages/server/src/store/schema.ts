@@ -118,7 +118,7 @@ export interface GatewayImageTable {
 
 /**
  * A recorded conversation whose history is still to be written as gateway messages (migration
- * 0014: conversations recorded before migration 0010).
+ * 0012: conversations recorded before migration 0010).
  */
 export interface HistoryBackfillTable {
   readonly subject_uid: string;

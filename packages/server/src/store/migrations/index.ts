@@ -9,8 +9,8 @@ import { callerDeletionsMigration } from "./0008-caller-deletions.js";
 import { recordedCallsMigration } from "./0009-recorded-calls.js";
 import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
 import { gatewayImagesMigration } from "./0011-gateway-images.js";
-import { recordedHistoryBackfillMigration } from "./0014-recorded-history-backfill.js";
-import { searchIndexDeferralMigration } from "./0015-search-index-deferral.js";
+import { recordedHistoryBackfillMigration } from "./0012-recorded-history-backfill.js";
+import { searchIndexDeferralMigration } from "./0013-search-index-deferral.js";
 import type { Migration } from "./migration.js";
 
 /**

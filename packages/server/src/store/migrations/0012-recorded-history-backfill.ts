@@ -12,7 +12,7 @@ import type { Migration } from "./migration.js";
  * after `verbatim db migrate`) and removes each row when its conversation is done.
  */
 export const recordedHistoryBackfillMigration: Migration = {
-  name: "0014-recorded-history-backfill",
+  name: "0012-recorded-history-backfill",
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .createTable("ai_gateway_history_backfills")

@@ -16,7 +16,7 @@ import { SEARCH_INDEXES } from "../search-indexes.js";
  * search reads the tables themselves).
  */
 export const searchIndexDeferralMigration: Migration = {
-  name: "0015-search-index-deferral",
+  name: "0013-search-index-deferral",
   async up(db: Kysely<unknown>, capabilities: DialectCapabilities): Promise<void> {
     if (capabilities.dialect !== "sqlite") return;
     await sql`create table verbatim_search_deferrals (
