@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { uniqueName } from "../support/databases.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 import { describeDatabaseTargets } from "../interop/database-targets.js";
-import { placed } from "../support/recorded-placed.js";
+import { callsPlaced } from "../support/recorded-calls.js";
 
 /** A 1×1 PNG (70 bytes). */
 const PNG_BASE64 =
@@ -53,7 +53,7 @@ describeDatabaseTargets("recorded calls keep their images", (target) => {
 
   /** The subject's one recorded conversation, its calls' matched counts, and its items. */
   async function recorded(subject: string, key: string, count: number) {
-    await placed(target.database, subject, count);
+    await callsPlaced(target.database, subject, count);
     const calls = await target.database.db
       .selectFrom("ai_gateway_recorded_calls")
       .select(["conversation_id", "matched_count"])

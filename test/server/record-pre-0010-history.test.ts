@@ -26,7 +26,7 @@ import {
   uniqueName,
   type FreshDatabase,
 } from "../support/databases.js";
-import { placed } from "../support/recorded-placed.js";
+import { callsPlaced } from "../support/recorded-calls.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 
 type Format = "anthropic-messages" | "openai-chat";
@@ -279,7 +279,7 @@ for (const dialect of testDialects) {
           expect(response.status).toBe(200);
           await response.arrayBuffer();
         }
-        await placed(fresh.database, newSubject, 3);
+        await callsPlaced(fresh.database, newSubject, 3);
         const [newId] = [...(await conversationsOf(newSubject))] as [string];
         // Both sessions continue their first branch with a third turn.
         const next = [u1, answer, u2, answer, { role: "user" as const, content: "Third" }];
@@ -288,8 +288,8 @@ for (const dialect of testDialects) {
           const client = new Anthropic({ apiKey: key, baseURL: started.baseUrl, maxRetries: 0 });
           await client.messages.create({ model: "claude-test", max_tokens: 100, messages: next });
         }
-        await placed(fresh.database, oldSubject, 5);
-        await placed(fresh.database, newSubject, 4);
+        await callsPlaced(fresh.database, oldSubject, 5);
+        await callsPlaced(fresh.database, newSubject, 4);
         const matched = async (subject: string) =>
           (
             await fresh.database.db

@@ -1,25 +1,37 @@
 /**
  * Recorded calls are placed in their chains right after the client has its answer
- * (docs/server.md, "Recorded calls"): a test that reads a chain after a call waits for this.
+ * (docs/server.md, "Recorded calls"): their conversation, nodes and gateway messages are
+ * written after the call's bytes, and a client holding a whole JSON answer may even be ahead
+ * of the commit of those bytes. A test that reads a chain after a call waits for this.
  */
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
-/** Resolves once every recorded call of the subject is placed (throws after `timeoutMs`). */
+/**
+ * Resolves once every recorded call of the subject is placed and, when `calls` is given, the
+ * subject has exactly that many recorded calls; throws after `timeoutMs`, naming what is missing.
+ */
 export async function callsPlaced(
   database: StoreDatabase,
   subjectUid: string,
+  calls?: number,
   timeoutMs = 15_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const row = await database.db
+    const rows = await database.db
       .selectFrom("ai_gateway_recorded_calls")
-      .select("id")
+      .select(["id", "conversation_id"])
       .where("subject_uid", "=", subjectUid)
-      .where("conversation_id", "=", "")
-      .executeTakeFirst();
-    if (row === undefined) return;
-    if (Date.now() > deadline) throw new Error(`call ${row.id} was not placed in ${timeoutMs} ms`);
+      .execute();
+    const unplaced = rows.find((row) => row.conversation_id === "");
+    if (unplaced === undefined && (calls === undefined || rows.length === calls)) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        unplaced === undefined
+          ? `subject ${subjectUid} has ${rows.length} recorded calls, not ${calls}, after ${timeoutMs} ms`
+          : `call ${unplaced.id} was not placed in ${timeoutMs} ms`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
