@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
 import type { StoreDatabase } from "../store/database.js";
-import { findCallerDeletions } from "../store/repositories/gateway-caller-deletions.js";
 import {
   findDeepestNode,
   insertChainNodes,
@@ -9,6 +8,7 @@ import {
   type ChainNodeRow,
 } from "../store/repositories/recorded-calls.js";
 import type { StoreSchema } from "../store/schema.js";
+import { conversationDeleted, nodeBeforeAnchor, nodeDeletion } from "./chain-deletions.js";
 import {
   responseUnits,
   unitHash,
@@ -41,7 +41,7 @@ export class MessageChain implements AppendMatcher {
   readonly #advisoryLocks: boolean;
   readonly #db: Kysely<StoreSchema>;
   #tail: ChainTail | undefined;
-  /** The match named a conversation its subject deleted: the new chain takes over its nodes. */
+  /** The match named what its subject deleted: this request's nodes take over those. */
   #replaceNodes = false;
 
   constructor(
@@ -68,11 +68,15 @@ export class MessageChain implements AppendMatcher {
       const count = node.anchor_count ?? 0;
       const covered = messagesCovering(this.#units, count);
       if (covered !== undefined) {
-        const deleted = await findCallerDeletions(db, this.#subjectUid, [conversationId]);
-        // A conversation its subject deleted is not continued: the answer would be hidden.
-        if (deleted.has(conversationId)) {
+        // What the subject deleted is not continued, as for recorded calls (chain-deletions.ts):
+        // a deleted conversation is taken over by a new one; a deleted message the match ends
+        // at is forked before and written again. Either way this request's nodes replace those.
+        const deleted = await nodeDeletion(db, this.#subjectUid, node);
+        if (deleted !== "none") {
           this.#replaceNodes = true;
-          return none;
+          if (deleted === "conversation") return none;
+          node = await nodeBeforeAnchor(db, this.#subjectUid, this.#hashes, node);
+          continue;
         }
         return {
           previousMessageId: count === 0 ? null : node.anchor_message_id,
@@ -84,7 +88,13 @@ export class MessageChain implements AppendMatcher {
       // The stored anchor ends inside one of this request's messages: continue from the
       // deepest stored prefix that ends before that message instead.
       const start = unitsBeforeSplit(this.#units, count);
-      if (start === 0) return { previousMessageId: null, conversationId, storedMessages: 0 };
+      if (start === 0) {
+        if (await conversationDeleted(db, this.#subjectUid, conversationId)) {
+          this.#replaceNodes = true;
+          return none;
+        }
+        return { previousMessageId: null, conversationId, storedMessages: 0 };
+      }
       node = await findDeepestNode(db, this.#subjectUid, [this.#hashes[start - 1] as string]);
     }
     return none;

@@ -1,10 +1,7 @@
 import type { Kysely } from "kysely";
-import {
-  findCallerDeletions,
-  isMessageOrItsConversationDeleted,
-} from "../store/repositories/gateway-caller-deletions.js";
 import { findDeepestNode, type ChainNodeRow } from "../store/repositories/recorded-calls.js";
 import type { StoreSchema } from "../store/schema.js";
+import { nodeBeforeAnchor, nodeDeletion } from "./chain-deletions.js";
 
 /** Where a recorded call continues its chain (docs/server.md, "Matching: one chain per session"). */
 export interface RecordedMatch {
@@ -37,28 +34,12 @@ export async function matchRecordedCall(
   let node = await findDeepestNode(db, subjectUid, hashes);
   let takeOver = false;
   while (node !== undefined) {
-    const anchor = node.anchor_message_id;
-    const deleted =
-      anchor === null
-        ? await conversationDeleted(db, subjectUid, node.conversation_id)
-        : await isMessageOrItsConversationDeleted(db, subjectUid, anchor);
-    if (!deleted) return { node, takeOver };
+    const deleted = await nodeDeletion(db, subjectUid, node);
+    if (deleted === "none") return { node, takeOver };
     takeOver = true;
-    if (anchor === null || (await conversationDeleted(db, subjectUid, node.conversation_id))) {
-      return { node: undefined, takeOver };
-    }
+    if (deleted === "conversation") return { node: undefined, takeOver };
     // The wire message before the one the deleted message holds.
-    const before = (node.anchor_count ?? 0) - 2;
-    const hash = hashes[before];
-    node = hash === undefined ? undefined : await findDeepestNode(db, subjectUid, [hash]);
+    node = await nodeBeforeAnchor(db, subjectUid, hashes, node);
   }
   return { node: undefined, takeOver };
-}
-
-async function conversationDeleted(
-  db: Kysely<StoreSchema>,
-  subjectUid: string,
-  conversationId: string,
-): Promise<boolean> {
-  return (await findCallerDeletions(db, subjectUid, [conversationId])).has(conversationId);
 }
