@@ -16,10 +16,16 @@ import { inSlices } from "./slices.js";
  */
 type Json = Record<string, unknown>;
 
+/** A content string's place in a copy: the object holding it and its key (no closures). */
 interface Slot {
-  get(): unknown;
-  set(value: string): void;
+  readonly holder: Json;
+  readonly key: string;
 }
+
+const slotValue = (slot: Slot): unknown => slot.holder[slot.key];
+const setSlot = (slot: Slot, value: string): void => {
+  slot.holder[slot.key] = value;
+};
 
 /** A code unit that JSON escapes or that takes more than one byte in UTF-8. */
 const ESCAPED_OR_WIDE = /["\\\u0000-\u001f\u0080-\uffff]/;
@@ -36,10 +42,11 @@ function copyJson(value: unknown): unknown {
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return value;
   const copy: Json = {};
-  for (const [key, item] of Object.entries(value)) {
+  // Keys, not entries: an array per property was most of what a page's copy allocated.
+  for (const key of Object.keys(value)) {
     // Defined, not assigned: a "__proto__" key of parsed JSON is an ordinary property.
     Object.defineProperty(copy, key, {
-      value: copyJson(item),
+      value: copyJson((value as Json)[key]),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -96,17 +103,11 @@ function levelFor(lengths: readonly number[], excess: number): number {
 function slotsOf(message: Json, slots: Slot[]): void {
   const content = message["content"];
   if (typeof content === "string") {
-    slots.push({
-      get: () => message["content"],
-      set: (value) => (message["content"] = value),
-    });
+    slots.push({ holder: message, key: "content" });
   } else if (Array.isArray(content)) {
     for (const part of content as Json[]) {
       if (part["type"] === "text") {
-        slots.push({
-          get: () => part["text"],
-          set: (value) => (part["text"] = value),
-        });
+        slots.push({ holder: part, key: "text" });
       }
     }
   }
@@ -114,10 +115,7 @@ function slotsOf(message: Json, slots: Slot[]): void {
   if (Array.isArray(calls)) {
     for (const call of calls as Json[]) {
       const fn = call["function"] as Json;
-      slots.push({
-        get: () => fn["arguments"],
-        set: (value) => (fn["arguments"] = value),
-      });
+      slots.push({ holder: fn, key: "arguments" });
     }
   }
 }
@@ -134,17 +132,17 @@ function measure(message: Json, slots: Slot[], lengths: number[]): { copy: Json;
   const strings: (string | undefined)[] = [];
   let size = 0;
   for (let slot = start; slot < slots.length; slot++) {
-    const value = slots[slot]?.get();
+    const value = slotValue(slots[slot] as Slot);
     const text = typeof value === "string" ? value : undefined;
     const length = text === undefined ? 0 : escapedLength(text);
     strings.push(text);
     lengths.push(length);
     size += length;
-    if (text !== undefined) slots[slot]?.set("");
+    if (text !== undefined) setSlot(slots[slot] as Slot, "");
   }
   size += Buffer.byteLength(JSON.stringify(copy));
   strings.forEach((text, offset) => {
-    if (text !== undefined) slots[start + offset]?.set(text);
+    if (text !== undefined) setSlot(slots[start + offset] as Slot, text);
   });
   return { copy, size };
 }
@@ -191,10 +189,10 @@ export async function fitPageYielding<P extends ProjectedMessages>(
       const index = over[position] ?? 0;
       const slot = slots[index];
       if (slot === undefined) return;
-      const cut = cutTo(slot.get() as string, level);
+      const cut = cutTo(slotValue(slot) as string, level);
       size -= (lengths[index] ?? 0) - cut.length;
       lengths[index] = cut.length;
-      slot.set(cut.text);
+      setSlot(slot, cut.text);
     });
   }
 }

@@ -49,10 +49,12 @@ export async function jsonWithArrayInSlices(
   ];
   let size = Buffer.byteLength(texts[0] as string);
   await inSlices(items.length, (index) => {
-    // As in JSON.stringify of an array, an item that has no JSON text is written as null.
-    const text = `${index > 0 ? "," : ""}${JSON.stringify(items[index]) ?? "null"}`;
+    // As in JSON.stringify of an array, an item that has no JSON text is written as null. The
+    // comma is a text of its own: prefixed, it made a rope that measuring flattened (a copy).
+    if (index > 0) texts.push(",");
+    const text = JSON.stringify(items[index]) ?? "null";
     texts.push(text);
-    size += Buffer.byteLength(text);
+    size += Buffer.byteLength(text) + (index > 0 ? 1 : 0);
   });
   texts.push(tail === "{}" ? "]}" : `],${tail.slice(1)}`);
   size += Buffer.byteLength(texts[texts.length - 1] as string);
