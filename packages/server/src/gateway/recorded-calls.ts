@@ -19,6 +19,7 @@ import {
 } from "./recorded-placement.js";
 import { PrefixHashCache } from "./recorded-prefix-cache.js";
 import { SubjectQueues } from "./recorded-queue.js";
+import { QuietGate } from "./recorded-quiet.js";
 import { decodeBody, type WireFormat } from "./recorded-usage.js";
 
 export type { RecordedCallResult } from "./recorded-placement.js";
@@ -32,8 +33,10 @@ export type { RecordedCallResult } from "./recorded-placement.js";
  * 2. Its placing in a chain (recorded-placement.ts: matching, the conversation, chain nodes,
  *    gateway messages, previous call, usage) runs right after, one transaction per call under
  *    the subject's lock, queued per subject in this process (recorded-queue.ts) in the order the
- *    calls were kept. A session's next call is placed after its previous one, so its matching
- *    sees every earlier call, whatever runs concurrently.
+ *    calls were kept, once no call is being read or answered for a moment (recorded-quiet.ts;
+ *    the routes mark it with `busy`) or at most `placeWithinMs` after the keep. A session's next
+ *    call is placed after its previous one, so its matching sees every earlier call, whatever
+ *    runs concurrently.
  * A call left unplaced (the process ended between the two steps, or another server process on
  * the same database kept it) is placed from its row by the next placing of its subject, and at
  * start (`placeLeftovers`), oldest first: nothing kept is lost. `close` waits for the queue.
@@ -69,6 +72,11 @@ export interface RecordedCallsOptions {
    * false: exact bytes, for replay). VERBATIM_RECORD_REDACT=1 turns it on for `verbatim serve`.
    */
   readonly redact?: boolean;
+  /**
+   * The longest a kept call waits for a quiet moment before it is placed (default 100 ms);
+   * placing waits for 2 ms without a call being read or answered.
+   */
+  readonly placeWithinMs?: number;
   /** Told when placing a call this process did not keep (a leftover) fails. */
   readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
 }
@@ -100,6 +108,7 @@ export class RecordedCalls {
   readonly prefixes = new PrefixHashCache();
   readonly #placement: PlacementOptions;
   readonly #queues = new SubjectQueues();
+  readonly #quiet: QuietGate;
   /** Calls kept by this process and not placed yet: their own queued job places them. */
   readonly #pending = new Map<string, CallToPlace>();
   /** Unplaced calls whose placing failed here: left for the next start. */
@@ -119,6 +128,15 @@ export class RecordedCalls {
       writesInWith: database.capabilities.writesInWith,
     };
     this.#onLeftoverError = options.onLeftoverError ?? (() => undefined);
+    this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
+  }
+
+  /**
+   * Marks a call as being read or answered until the returned function is called: placing
+   * waits for it (recorded-quiet.ts).
+   */
+  busy(): () => void {
+    return this.#quiet.busy();
   }
 
   /** Keeps a call and places it in its chain (both steps, awaited). */
@@ -188,7 +206,11 @@ export class RecordedCalls {
       responseBody,
       createdAt,
     });
-    const placed = this.#queues.run(call.subjectUid, () => this.#place(call.subjectUid, callId));
+    const keptAt = performance.now();
+    const placed = this.#queues.run(call.subjectUid, async () => {
+      await this.#quiet.quiet(keptAt);
+      return this.#place(call.subjectUid, callId);
+    });
     return { callId, placed: placed as Promise<RecordedCallResult> };
   }
 

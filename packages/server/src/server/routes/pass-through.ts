@@ -124,6 +124,8 @@ export async function passThrough(
   call: PassThroughCall,
 ): Promise<FastifyReply> {
   const started = performance.now();
+  // Placing recorded calls waits while a call is read or answered, not while it waits upstream.
+  let idle = call.record ? recorder.busy() : undefined;
   const secure = call.url.protocol === "https:";
   const upstreamRequest = (secure ? httpsRequest : httpRequest)(call.url, {
     method: "POST",
@@ -145,6 +147,7 @@ export async function passThrough(
       }, call.timeoutMs);
       upstreamRequest.on("response", (response) => {
         clearTimeout(timer);
+        if (call.record) idle = recorder.busy();
         resolve(response);
       });
       upstreamRequest.on("error", (error) => {
@@ -158,6 +161,7 @@ export async function passThrough(
         );
       });
       upstreamRequest.end(call.body.bytes);
+      idle?.();
     },
   );
   // The client hanging up stops the upstream call.
@@ -208,6 +212,7 @@ export async function passThrough(
   } finally {
     reply.raw.off("close", onClientGone);
     reply.raw.end();
+    idle?.();
   }
   // Placed in its chain after the answer; the handler (which close() waits for) ends after it.
   await placed?.catch((error: unknown) =>
