@@ -221,6 +221,18 @@ async function commitBaseline(location: DatabaseLocation): Promise<number> {
   }
 }
 
+/** CPU time (user + system) a child process has used, ms (Linux /proc; NaN elsewhere). */
+function cpuMs(process_: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${process_.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** `--db` text of a location for the CLI (a PostgreSQL schema through the URL's options). */
 function dbText(location: DatabaseLocation): string {
   if (location.dialect === "sqlite") return location.path;
@@ -289,6 +301,7 @@ async function overhead(
       return JSON.stringify({ model: "claude-bench", max_tokens: 100, messages });
     };
     const randomSuffix = randomBytes(4).toString("hex");
+    const cpuBefore = [cpuMs(bare.process), cpuMs(server.process)];
     for (let done = 0; done < count; done += block) {
       for (const target of targets) {
         for (let index = 0; index < block; index++) {
@@ -309,6 +322,14 @@ async function overhead(
         }
       }
     }
+    // The server's placing may run up to 100 ms after the last answer: counted too.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [bareCpu, serverCpu] = [cpuMs(bare.process), cpuMs(server.process)];
+    log(
+      `${name}, ${delayMs} ms think time: CPU per request (process user + system time over the ` +
+        `${count} requests, 10 ms ticks): bare proxy ${((bareCpu - (cpuBefore[0] ?? 0)) / count).toFixed(2)} ms, ` +
+        `verbatim ${((serverCpu - (cpuBefore[1] ?? 0)) / count).toFixed(2)} ms`,
+    );
     const p50 = (name: string) => percentile(samples.get(name) ?? [], 0.5);
     const alone = p50("upstream alone");
     const barep = p50("bare pass-through");
