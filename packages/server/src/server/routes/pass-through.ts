@@ -124,8 +124,8 @@ export async function passThrough(
   call: PassThroughCall,
 ): Promise<FastifyReply> {
   const started = performance.now();
-  // Placing recorded calls waits while a call is read or answered, not while it waits upstream.
-  let idle = call.record ? recorder.busy() : undefined;
+  // Placing recorded calls waits while a call is sent or answered, not while it waits upstream.
+  let idle: (() => void) | undefined;
   const secure = call.url.protocol === "https:";
   const upstreamRequest = (secure ? httpsRequest : httpRequest)(call.url, {
     method: "POST",
@@ -147,7 +147,6 @@ export async function passThrough(
       }, call.timeoutMs);
       upstreamRequest.on("response", (response) => {
         clearTimeout(timer);
-        if (call.record) idle = recorder.busy();
         resolve(response);
       });
       upstreamRequest.on("error", (error) => {
@@ -160,8 +159,12 @@ export async function passThrough(
               }),
         );
       });
-      upstreamRequest.end(call.body.bytes);
-      idle?.();
+      const sending = call.record ? recorder.busy() : undefined;
+      try {
+        upstreamRequest.end(call.body.bytes);
+      } finally {
+        sending?.();
+      }
     },
   );
   // The client hanging up stops the upstream call.
@@ -176,6 +179,8 @@ export async function passThrough(
     if (!HOP_BY_HOP.has(name)) sentHeaders[name] = value;
   }
   reply.raw.writeHead(upstreamResponse.statusCode ?? 502, sentHeaders);
+  // Marked here, so the finally below always ends it.
+  if (call.record) idle = recorder.busy();
   const chunks: Buffer[] = [];
   let complete = true;
   try {
