@@ -23,7 +23,8 @@ const resultSchema = z.strictObject({
 
 /** The SHA-256 of the canonical JSON of what a request asks for. */
 export function requestFingerprint(operation: IdempotentOperation, request: unknown): string {
-  return sha256Hex(Buffer.from(canonicalJsonText({ operation, request }), "utf8"));
+  // The text is hashed as it is (its UTF-8 encoding), without a copy into a Buffer first.
+  return sha256Hex(canonicalJsonText({ operation, request }));
 }
 
 /** The recorded result of a key, or undefined when the key is new. */

@@ -4,10 +4,10 @@ import type { ImportedConversation } from "verbatim-llm/interop";
 import type { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
 import {
-  findIdempotencyKey,
-  insertIdempotencyKey,
+  findIdempotencyKeys,
+  insertIdempotencyKeysIfAbsent,
+  type IdempotencyKeyRow,
 } from "../../store/repositories/gateway-idempotency.js";
-import { inTransaction } from "../../store/transaction.js";
 
 /** The operation of the keys that name the turns a write began with (never an append's key). */
 const PREFIX_OPERATION = "import-prefix";
@@ -62,12 +62,10 @@ function writeKey(
   return `import-${digest.slice(0, 48)}`;
 }
 
-/** The message ids a recorded write stored, or undefined when its key is not recorded. */
-async function storedWrite(
-  chain: ChainWrite,
-  key: string,
-): Promise<{ conversationId: string; messageIds: string[] } | undefined> {
-  const row = await findIdempotencyKey(chain.store.database.db, chain.subject, key);
+/** The message ids a recorded write stored, or undefined when it is not one. */
+function storedWrite(
+  row: IdempotencyKeyRow | undefined,
+): { conversationId: string; messageIds: string[] } | undefined {
   if (row === undefined || (row.operation !== "append" && row.operation !== PREFIX_OPERATION))
     return undefined;
   const result: unknown = JSON.parse(row.result);
@@ -76,6 +74,32 @@ async function storedWrite(
   if (typeof conversationId !== "string" || !Array.isArray(messageIds)) return undefined;
   const ids = messageIds.filter((id): id is string => typeof id === "string");
   return ids.length === messageIds.length ? { conversationId, messageIds: ids } : undefined;
+}
+
+/**
+ * The longest run of `turns` from `next` (up to `end`) already written from `anchor`, with the
+ * ids it stored: the keys of every run looked up in one read.
+ */
+async function longestStoredRun(
+  chain: ChainWrite,
+  label: string,
+  anchor: string | null,
+  turns: readonly { sha256: string }[],
+  next: number,
+  end: number,
+): Promise<{ stop: number; conversationId: string; messageIds: string[] } | undefined> {
+  const keys: string[] = [];
+  for (let stop = end; stop > next; stop--)
+    keys.push(writeKey(chain.imported, label, anchor, turns.slice(next, stop)));
+  const rows = await findIdempotencyKeys(chain.store.database.db, chain.subject, keys);
+  if (rows.length === 0) return undefined;
+  const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
+  for (const [index, key] of keys.entries()) {
+    const stored = storedWrite(byKey.get(key));
+    if (stored !== undefined && stored.messageIds.length > 0)
+      return { stop: end - index, ...stored };
+  }
+  return undefined;
 }
 
 /**
@@ -92,25 +116,25 @@ async function recordPrefixes(
 ): Promise<void> {
   if (group.length < 2) return;
   const now = chain.store.now();
-  await inTransaction(chain.store.database, async (trx) => {
-    let count = 0;
-    for (let end = 1; end < group.length; end++) {
-      count += group[end - 1]?.messages.length ?? 0;
-      const key = writeKey(chain.imported, label, anchor, group.slice(0, end));
-      if ((await findIdempotencyKey(trx, chain.subject, key)) !== undefined) continue;
-      await insertIdempotencyKey(trx, {
-        subject_uid: chain.subject,
-        idempotency_key: key,
-        operation: PREFIX_OPERATION,
-        request_sha256: key.slice("import-".length),
-        result: JSON.stringify({
-          conversationId: stored[0]?.conversationId ?? "",
-          messageIds: stored.slice(0, count).map((message) => message.id),
-        }),
-        created_at: now,
-      });
-    }
-  });
+  const rows: IdempotencyKeyRow[] = [];
+  let count = 0;
+  for (let end = 1; end < group.length; end++) {
+    count += group[end - 1]?.messages.length ?? 0;
+    const key = writeKey(chain.imported, label, anchor, group.slice(0, end));
+    rows.push({
+      subject_uid: chain.subject,
+      idempotency_key: key,
+      operation: PREFIX_OPERATION,
+      request_sha256: key.slice("import-".length),
+      result: JSON.stringify({
+        conversationId: stored[0]?.conversationId ?? "",
+        messageIds: stored.slice(0, count).map((message) => message.id),
+      }),
+      created_at: now,
+    });
+  }
+  // One statement (atomic by itself); a key recorded already is left as it is.
+  await insertIdempotencyKeysIfAbsent(chain.store.database.db, rows);
 }
 
 /**
@@ -147,22 +171,14 @@ export async function appendMessagesFrom(
       end++;
     }
     // The longest of them already written from this anchor.
-    let replayed = false;
-    for (let stop = end; stop > next; stop--) {
-      const stored = await storedWrite(
-        chain,
-        writeKey(imported, label, anchor, turns.slice(next, stop)),
-      );
-      const last = stored?.messageIds[stored.messageIds.length - 1];
-      if (stored === undefined || last === undefined) continue;
-      ids.push(...stored.messageIds);
-      anchor = last;
-      conversation = stored.conversationId;
-      next = stop;
-      replayed = true;
-      break;
+    const replayed = await longestStoredRun(chain, label, anchor, turns, next, end);
+    if (replayed !== undefined) {
+      ids.push(...replayed.messageIds);
+      anchor = replayed.messageIds[replayed.messageIds.length - 1] ?? anchor;
+      conversation = replayed.conversationId;
+      next = replayed.stop;
+      continue;
     }
-    if (replayed) continue;
     const group = turns.slice(next, end);
     const starts = anchor === null && conversation === undefined;
     const stored = await store.appendMessages(subject, {
