@@ -20,7 +20,7 @@ import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream
 import { freshDatabase, type FreshDatabase, uniqueName } from "../support/databases.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
 import { TEST_OPERATOR_TOKEN, testServer, type TestServer } from "../support/server.js";
-import { callsPlaced } from "../support/recorded-calls.js";
+import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 const candidates = [
@@ -127,13 +127,7 @@ describe.skipIf(claudeBin === undefined)("Claude Code through the gateway", () =
     await claude(["and again", "--resume", first.session_id]);
 
     await callsPlaced(fresh.database, subject);
-    const calls = await fresh.database.db
-      .selectFrom("ai_gateway_recorded_calls")
-      .selectAll()
-      .where("subject_uid", "=", subject)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
+    const calls = await recordedCallRows(fresh.database, subject);
     const modelCalls = upstream.exchanges.filter((exchange) =>
       exchange.path.startsWith("/v1/messages?"),
     );

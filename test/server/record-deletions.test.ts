@@ -47,7 +47,7 @@ describeEachDialect("recorded calls and caller deletions", (getDatabase) => {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-      return { status: response.status, body: (await response.json()) as any };
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     /** One recorded call; resolves to its conversation once it is placed. */
     const send = async (messages: unknown[]): Promise<string> => {

@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-import { callsPlaced } from "../support/recorded-calls.js";
+import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
 import { startRawUpstream, type RawUpstream } from "../support/raw-upstream.js";
 import { testServer, type TestServer } from "../support/server.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
@@ -57,13 +57,7 @@ describeEachDialect("pass-through routes with the official clients", (getDatabas
 
   async function calls() {
     await callsPlaced(getDatabase(), subject);
-    return getDatabase()
-      .db.selectFrom("ai_gateway_recorded_calls")
-      .selectAll()
-      .where("subject_uid", "=", subject)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
+    return recordedCallRows(getDatabase(), subject);
   }
 
   it("passes Anthropic Messages through byte for byte (JSON and streamed, ?beta=true, anthropic-beta) and records one chain", async () => {

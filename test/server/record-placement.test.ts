@@ -16,7 +16,7 @@ import {
 } from "../../packages/server/src/gateway/recorded-calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-import { callsPlaced } from "../support/recorded-calls.js";
+import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
 import { testServer, type TestServer } from "../support/server.js";
 
 const ANSWER = JSON.stringify({
@@ -69,13 +69,7 @@ describeEachDialect("recorded calls: committed before the answer, placed after",
   });
 
   function rows(subject: string) {
-    return getDatabase()
-      .db.selectFrom("ai_gateway_recorded_calls")
-      .selectAll()
-      .where("subject_uid", "=", subject)
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
+    return recordedCallRows(getDatabase(), subject);
   }
 
   /** Keeps both calls of a session in a process that ends before placing either. */

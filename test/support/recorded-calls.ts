@@ -35,3 +35,14 @@ export async function callsPlaced(
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** The subject's recorded call rows, whole, in the order they were kept. */
+export function recordedCallRows(database: StoreDatabase, subjectUid: string) {
+  return database.db
+    .selectFrom("ai_gateway_recorded_calls")
+    .selectAll()
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
