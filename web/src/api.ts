@@ -45,6 +45,8 @@ export interface GatewayFacts {
     readonly messageCount: number;
     readonly source: string;
   };
+  /** Images a recorded call named by URL (not fetched), by the index of their block. */
+  readonly imageUrls?: Readonly<Record<string, string>>;
 }
 
 export type StoredBlock = { readonly type: string } & Readonly<Record<string, unknown>>;

@@ -107,7 +107,12 @@ function callNode(
 function storedBlock(
   block: StoredBlock,
   context: MessageContext,
-  place: { readonly messageId: string; readonly index: number },
+  place: {
+    readonly messageId: string;
+    readonly index: number;
+    /** The URL a recorded call named this image by, when the gateway kept one. */
+    readonly imageUrl?: string;
+  },
 ): HTMLElement {
   switch (block.type) {
     case "text":
@@ -119,11 +124,15 @@ function storedBlock(
         load: () => context.imageOf(place.messageId, place.index),
       });
     case "imageOmitted":
-      return element(
-        "div",
-        { class: "note" },
-        `an image (${String(block["mimeType"] ?? "")}) was dropped here`,
-      );
+      // A recorded call that named its image by URL passed it through unfetched: the URL is
+      // what the model was given, so it is shown (as a link the console does not load).
+      return place.imageUrl !== undefined
+        ? imageNode({ url: place.imageUrl })
+        : element(
+            "div",
+            { class: "note" },
+            `an image (${String(block["mimeType"] ?? "")}) was dropped here`,
+          );
     case "toolCall":
       return callNode(
         String(block["id"]),
@@ -280,8 +289,15 @@ export function storedMessageNode(
     node.append(factsHeader(message));
   const failed = failure(message);
   if (failed !== undefined) node.append(failed);
+  const imageUrls = message.metadata.gateway?.imageUrls ?? {};
   message.content.forEach((block, index) =>
-    node.append(storedBlock(block, context, { messageId: message.id, index })),
+    node.append(
+      storedBlock(block, context, {
+        messageId: message.id,
+        index,
+        ...(imageUrls[String(index)] === undefined ? {} : { imageUrl: imageUrls[String(index)] }),
+      }),
+    ),
   );
   node.append(cutNotice(message, context));
   const caller = message.metadata.caller ?? {};
