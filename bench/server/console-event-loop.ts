@@ -11,7 +11,9 @@
 // starts cold: the first pages read ~8 MiB of messages into it, and the garbage collector's
 // scavenges then copy them to the old generation once. Those first pages (the three views in
 // turn, for up to 3 s) get their own row; the rows per view follow, the cache warm.
-// Run: node bin/run-ts.js bench/server/console-event-loop.ts [--seconds 5]
+// The pages are built in the console's worker thread (the server's default on a SQLite file);
+// `--in-thread` builds them on the event loop, in slices, as before it (to compare).
+// Run: node bin/run-ts.js bench/server/console-event-loop.ts [--seconds 5] [--in-thread]
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -23,7 +25,12 @@ import { buildServer } from "../../packages/server/src/server/app.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "5" },
+    "in-thread": { type: "boolean", default: false },
+  },
+});
 const SECONDS = Number(values.seconds);
 const TOKEN = "vop_bench-event-loop";
 
@@ -45,7 +52,13 @@ for (let start = 0; start < 1000; start += 200) {
   previous = written[written.length - 1]?.id ?? previous;
   conversationId = written[0]?.conversationId ?? conversationId;
 }
-const app = await buildServer({ database, operatorToken: TOKEN, rateLimit: false, webRoot: false });
+const app = await buildServer({
+  database,
+  operatorToken: TOKEN,
+  rateLimit: false,
+  webRoot: false,
+  ...(values["in-thread"] ? { consoleWorker: false as const } : {}),
+});
 await app.listen({ host: "127.0.0.1", port: 0 });
 const address = app.server.address();
 const port = typeof address === "object" && address !== null ? address.port : 0;
@@ -141,6 +154,7 @@ console.log(
 );
 console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const line of report) console.log(line);
+console.log(`pages built in: ${app.consolePages.builtIn}`);
 await app.close();
 await database.close();
 rmSync(folder, { recursive: true, force: true });

@@ -20,6 +20,7 @@ import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { RouteTable } from "./route-table.js";
 import { registerCallerRoutes } from "./routes/caller.js";
 import { registerConsoleRoutes } from "./routes/console.js";
+import { openConsolePages, type ConsolePages } from "./console/worker/pages.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerMissingPageRoutes, registerWebRoutes } from "./routes/web.js";
 import {
@@ -77,6 +78,20 @@ export interface ServerOptions {
    * "Recorded calls"). `verbatim serve` reads VERBATIM_RECORD_REDACT=1.
    */
   readonly recordRedact?: boolean;
+  /**
+   * Build the console's message and job pages in a worker thread with its own read-only
+   * connection to the store (default on, with named prepared statements on PostgreSQL);
+   * `false` builds them on the event loop. A store that cannot be opened again from its
+   * location (in-memory SQLite) always builds them on the event loop (docs/console.md).
+   */
+  readonly consoleWorker?: false | { readonly preparedStatements?: boolean };
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Where the console's message and job pages are built. */
+    readonly consolePages: ConsolePages;
+  }
 }
 
 export const DEFAULT_MESSAGE_CACHE_MB = 64;
@@ -176,6 +191,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook("onClose", async (instance) => {
     if (work.running > 0) instance.log.info({ running: work.running }, "waiting for handlers");
     await work.idle();
+    await instance.consolePages.close();
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
@@ -232,13 +248,27 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         );
 
   // One message store (and so one message cache) for the console and the caller routes.
-  const store = new GatewayMessageStore(options.database, {
-    cacheBytes: options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024,
-  });
+  const cacheBytes = options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024;
+  const store = new GatewayMessageStore(options.database, { cacheBytes });
+  // The console's pages: in a worker thread (its own cache of the same size), ended on close.
+  const pages = openConsolePages(
+    options.database,
+    store,
+    options.consoleWorker === false
+      ? false
+      : {
+          ...options.consoleWorker,
+          cacheBytes,
+          onLost: (error) => app.log.error({ err: error }, "the console's worker thread stopped"),
+        },
+  );
+  app.decorate("consolePages", pages);
+  // A listening server starts the thread now; one answering injected requests (tests) at its first page.
+  app.addHook("onListen", async () => pages.warm());
   registerHealthRoutes(app, options.database);
   await app.register(async (scope) => {
     scope.addHook("onRequest", operatorAuth(options.operatorToken, failures));
-    registerConsoleRoutes(scope, options.database, store);
+    registerConsoleRoutes(scope, options.database, store, pages);
   });
   const keys = await openApiKeyLookup(options.database, {
     cache: options.apiKeyCache !== false,

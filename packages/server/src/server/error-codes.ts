@@ -121,6 +121,14 @@ export const serverCodes = [
     remedy: "Retry on another server or once this one is back.",
   },
   {
+    code: "console_worker_failed",
+    httpStatus: 503,
+    meaning:
+      "The console's worker thread, which builds the console's message and job pages, stopped while building this page, and again in the thread started to retry it.",
+    remedy:
+      "Retry the request (a new thread starts with it); the server log has the thread's error.",
+  },
+  {
     code: "rate_limited",
     httpStatus: 429,
     meaning: "This API key sent more requests than its rate limit allows.",

@@ -112,6 +112,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       1024,
     apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
     recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
+    // The console's worker thread opens the store as openStore does.
+    consoleWorker: {
+      preparedStatements: switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true,
+    },
   };
   const consolePage = await prepareConsolePage(
     env,

@@ -1,10 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
-import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../gateway/index.js";
+import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/index.js";
 import { errorReplySchema } from "../errors.js";
-import { fitPageYielding } from "./fit-page.js";
 import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
 import {
   decodeCursor,
@@ -21,11 +19,9 @@ import {
   latestMessageId,
   listConversations,
 } from "../../store/repositories/console-queries.js";
-import { projectInSlices } from "./project-in-slices.js";
-import { modelInputOf, modelInputSchema, type ModelInputReply } from "./model-input.js";
-import { readConversationPage } from "./read-page.js";
-import { jsonWithArrayInSlices } from "./slices.js";
+import { modelInputSchema } from "./model-input.js";
 import { storedMessageSchema } from "./stored-message.js";
+import type { ConsolePages } from "./worker/pages.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -103,43 +99,11 @@ function notFound(id: string): VerbatimError {
   });
 }
 
-/**
- * The context of an anchor of the conversation. An anchor that is missing, of another
- * subject or of another conversation gets one answer: the console tells them apart no more
- * than the caller routes do.
- */
-async function readAnchorContext(
-  store: GatewayMessageStore,
-  subject: string,
-  conversationId: string,
-  anchor: string,
-): Promise<MessageContext> {
-  const anchorNotFound = () =>
-    new VerbatimError(
-      "resource_not_found",
-      `no message ${anchor} in conversation ${conversationId}`,
-      {
-        where: "query.anchor",
-        hint: "Pass the id of a message of this conversation, or no anchor",
-      },
-    );
-  let context: MessageContext;
-  try {
-    context = await store.readContext(subject, anchor);
-  } catch (error) {
-    if (isVerbatimError(error) && error.code === "gateway_message_not_found")
-      throw anchorNotFound();
-    throw error;
-  }
-  if (context.anchor.conversationId !== conversationId) throw anchorNotFound();
-  return context;
-}
-
 /** Console: conversations and their messages in the three views (B14). */
 export function registerConversationConsoleRoutes(
   app: FastifyInstance,
   database: StoreDatabase,
-  store: GatewayMessageStore,
+  pages: ConsolePages,
 ): void {
   // Held requests (long polling) answer at once when the server starts closing.
   const closing = closingFlag(app);
@@ -205,36 +169,16 @@ export function registerConversationConsoleRoutes(
           closing,
         );
       }
-      let selected: GatewayMessage[];
-      let more: boolean;
-      let modelInput: ModelInputReply | null | undefined;
-      if (anchor !== null) {
-        const context = await readAnchorContext(store, subject, id, anchor);
-        selected = context.messages.slice(offset, offset + limit);
-        more = context.messages.length > offset + limit;
-        if (view === "model-visible")
-          modelInput = await modelInputOf(database, subject, context.messages);
-      } else {
-        const page = await readConversationPage(database, store, subject, id, {
-          limit: limit + 1,
-          offset,
-        });
-        selected = page.slice(0, limit);
-        more = page.length > limit;
-      }
-      const projected = await projectInSlices(view, selected);
-      const page = await fitPageYielding(projected, page_limit_bytes);
-      // Sent as JSON serialized in slices: one JSON.stringify of a 1 MiB page blocks too long.
-      const body = await jsonWithArrayInSlices(
-        { view, conversation_id: id, subject_uid: subject, anchor },
-        "messages",
-        page.messages,
-        {
-          metadata: page.metadata,
-          next_cursor: more ? encodeCursor(offset + limit) : null,
-          ...(modelInput === undefined ? {} : { model_input: modelInput }),
-        },
-      );
+      // Read, projected, cut and serialized in the console's worker thread when there is one.
+      const body = await pages.conversationPage({
+        conversationId: id,
+        subject,
+        view,
+        anchor,
+        offset,
+        limit,
+        pageLimitBytes: page_limit_bytes,
+      });
       return reply.type("application/json; charset=utf-8").send(body);
     },
   );

@@ -1,29 +1,12 @@
-import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { VerbatimError } from "verbatim-llm/core";
-import type { BackgroundAgentJobs } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
-import {
-  findJobOwner,
-  jobChangeMark,
-  listJobsForConsole,
-} from "../../store/repositories/console-jobs.js";
-import {
-  projectTrajectoryToChatML,
-  modelVisibleTrajectory,
-  type StoredTurnItem,
-} from "verbatim-llm/trajectory";
+import { findJobOwner, listJobsForConsole } from "../../store/repositories/console-jobs.js";
 import { errorReplySchema } from "../errors.js";
-import { fitPageYielding } from "./fit-page.js";
+import { changeMarkOf, trajectorySchema } from "./job-page.js";
 import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
-import {
-  jobReply,
-  jobReplySchema,
-  storedItemSchema,
-  turnReply,
-  turnReplySchema,
-} from "../jobs/shapes.js";
+import { jobReplySchema, turnReplySchema } from "../jobs/shapes.js";
 import {
   decodeCursor,
   encodeCursor,
@@ -33,6 +16,7 @@ import {
   viewSchema,
 } from "./paging.js";
 import { instant, startsWith } from "../../store/repositories/console-queries.js";
+import type { ConsolePages } from "./worker/pages.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -70,19 +54,6 @@ const jobQuerySchema = z.object({
   wait_ms: waitMsSchema("wait_for_change"),
 });
 
-const trajectorySchema = z.object({
-  view: z.enum(["stored", "chatml", "model-visible"]),
-  items: z
-    .array(storedItemSchema)
-    .optional()
-    .describe("view=stored: the turn's rows in position order."),
-  messages: z
-    .array(z.record(z.string(), z.unknown()))
-    .optional()
-    .describe("view=chatml or model-visible: the projected messages."),
-  metadata: projectionMetadataSchema,
-});
-
 const jobDetailSchema = z.object({
   change_mark: z
     .string()
@@ -91,43 +62,11 @@ const jobDetailSchema = z.object({
   turns: z.array(turnReplySchema.extend({ trajectory: trajectorySchema })),
 });
 
-async function trajectoryOf(
-  turnId: string,
-  rows: readonly StoredTurnItem[],
-  view: z.infer<typeof viewSchema>,
-  limitBytes: number,
-): Promise<z.infer<typeof trajectorySchema>> {
-  const chatml = projectTrajectoryToChatML(rows, { turnOrder: [turnId] });
-  if (view === "stored") {
-    return {
-      view,
-      items: rows.map((row) => ({ ...row, item: { ...row.item } as Record<string, unknown> })),
-      metadata: chatml.metadata,
-    };
-  }
-  const projected =
-    view === "chatml"
-      ? { messages: chatml.messages, metadata: chatml.metadata }
-      : modelVisibleTrajectory(chatml);
-  const page = await fitPageYielding(projected, limitBytes);
-  return {
-    view,
-    messages: page.messages.map((message) => ({ ...message }) as Record<string, unknown>),
-    metadata: page.metadata,
-  };
-}
-
-/** A job's change mark as the console gives it: short, for a query string. */
-async function changeMarkOf(database: StoreDatabase, jobId: string): Promise<string> {
-  const text = (await jobChangeMark(database.db, jobId)) ?? "";
-  return createHash("sha256").update(text).digest("base64url").slice(0, 22);
-}
-
 /** Console: jobs and each turn's trajectory in the three views (B14). */
 export function registerJobConsoleRoutes(
   app: FastifyInstance,
   database: StoreDatabase,
-  jobs: BackgroundAgentJobs,
+  pages: ConsolePages,
 ): void {
   // Held requests (long polling) answer at once when the server starts closing.
   const closing = closingFlag(app);
@@ -179,7 +118,7 @@ export function registerJobConsoleRoutes(
         response: { 200: jobDetailSchema, ...errors },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { id } = request.params;
       const owner = await findJobOwner(database.db, id);
       if (owner === undefined) {
@@ -197,30 +136,14 @@ export function registerJobConsoleRoutes(
           closing,
         );
       }
-      // Read before the rows: a change between the two reads is seen by the next poll.
-      const changeMark = await changeMarkOf(database, id);
-      const stored = await jobs.readTrajectory(owner, id);
-      const rowsByTurn = new Map<string, StoredTurnItem[]>();
-      for (const row of stored.rows) {
-        const list = rowsByTurn.get(row.turn_id) ?? [];
-        list.push(row);
-        rowsByTurn.set(row.turn_id, list);
-      }
-      return {
-        change_mark: changeMark,
-        job: jobReply(stored.job),
-        turns: await Promise.all(
-          stored.turns.map(async (turn) => ({
-            ...turnReply(turn),
-            trajectory: await trajectoryOf(
-              turn.id,
-              rowsByTurn.get(turn.id) ?? [],
-              request.query.view,
-              request.query.page_limit_bytes,
-            ),
-          })),
-        ),
-      };
+      // Read and built in the console's worker thread when there is one.
+      const body = await pages.jobPage({
+        jobId: id,
+        owner,
+        view: request.query.view,
+        pageLimitBytes: request.query.page_limit_bytes,
+      });
+      return reply.type("application/json; charset=utf-8").send(body);
     },
   );
 }

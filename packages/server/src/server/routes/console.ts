@@ -1,20 +1,25 @@
 import type { FastifyInstance } from "fastify";
-import { BackgroundAgentJobs, type GatewayMessageStore } from "../../gateway/index.js";
+import type { GatewayMessageStore } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
 import { registerConversationCacheRoute } from "../console/conversation-cache.js";
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
 import { registerImageConsoleRoute } from "../console/images.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
 import { registerSearchConsoleRoutes } from "../console/search.js";
+import type { ConsolePages } from "../console/worker/pages.js";
 
-/** Operator console routes (B14), under the operator token. */
+/**
+ * Operator console routes (B14), under the operator token. The message and job pages are built
+ * by `pages` (in the console's worker thread when there is one).
+ */
 export function registerConsoleRoutes(
   app: FastifyInstance,
   database: StoreDatabase,
   store: GatewayMessageStore,
+  pages: ConsolePages,
 ): void {
-  registerConversationConsoleRoutes(app, database, store);
-  registerJobConsoleRoutes(app, database, new BackgroundAgentJobs(database));
+  registerConversationConsoleRoutes(app, database, pages);
+  registerJobConsoleRoutes(app, database, pages);
   registerSearchConsoleRoutes(app, database);
   registerConversationCacheRoute(app, database);
   registerImageConsoleRoute(app, database, store);
