@@ -1,5 +1,6 @@
 import type { SavedConversation } from "../format/conversation-schema.js";
 import type { PackageFileWriter } from "./file-writer.js";
+import type { FolderSyncBatch } from "./folder-sync-batch.js";
 
 /** The archive's public types (docs/archive.md, "API"). */
 
@@ -17,6 +18,13 @@ export interface OpenArchiveOptions {
   settings?: () => ArchiveSettings;
   /** The no-undo change hook (A5), fired by `changedWithoutUndo`; never fired by open. */
   onChangedWithoutUndo?: () => void;
+  /**
+   * Bulk work (an import of many packages): each save leaves the fsync of the folders holding its
+   * last renames to this batch, and the caller makes them durable with `flush`
+   * (FolderSyncBatch, docs/archive.md "Crash safety"). Default: each save is durable when it
+   * returns.
+   */
+  folderSyncs?: FolderSyncBatch;
 }
 
 /** What the panel shows after opening: one notice for an unreadable saved conversation (A14). */

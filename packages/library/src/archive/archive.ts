@@ -17,6 +17,7 @@ import { bytesOfOpenFile, checkCanonicalInSlices } from "./canonical-check.js";
 import { ConversationEncoder, samePieces, streamedPieces } from "./encoder.js";
 import { freezeDecodedConversation, freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
+import type { FolderSyncBatch } from "./folder-sync-batch.js";
 import {
   AGENT_FOLDER,
   CONVERSATION_FILE,
@@ -95,6 +96,7 @@ export async function openArchiveWith(
     settings,
     options.onChangedWithoutUndo,
     internals,
+    options.folderSyncs,
   );
   if (kind !== "document" || !settings().keepConversation) {
     return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
@@ -142,6 +144,7 @@ class PackageArchive implements ConversationArchive {
     private readonly settings: () => ArchiveSettings,
     private readonly hook: (() => void) | undefined,
     internals: ArchiveInternals,
+    private readonly folderSyncs: FolderSyncBatch | undefined,
   ) {
     this.writer = internals.writer ?? atomicFileWriter();
     this.budgetBytes = internals.budgetBytes ?? IMAGE_BUDGET_BYTES;
@@ -410,9 +413,10 @@ class PackageArchive implements ConversationArchive {
         CONVERSATION_FILE,
         pieces ?? streamedPieces(budget.conversation),
       );
-      await this.writer.syncFolder(agent.checkedPath);
+      await this.syncLastFolder(agent.checkedPath, staleImages.length === 0);
     }
-    if (this.createdAgent) await this.writer.syncFolder(folders.root.checkedPath);
+    if (this.createdAgent)
+      await this.syncLastFolder(folders.root.checkedPath, staleImages.length === 0);
     const imagesFolder = folders.imagesFolder();
     for (const name of staleImages) {
       if (imagesFolder !== undefined) {
@@ -427,6 +431,15 @@ class PackageArchive implements ConversationArchive {
     disk.conversationFingerprint = file.fingerprint;
     disk.imagesFingerprint = folders.imagesFolder()?.fingerprint;
     return { outcome: "rewritten", bytesWritten };
+  }
+
+  /**
+   * The fsync of a folder after the save's last rename: left to the caller's batch when there is
+   * one and nothing is deleted after it (a deletion waits until the new conversation is durable).
+   */
+  private async syncLastFolder(folder: string, deferrable: boolean): Promise<void> {
+    if (deferrable && this.folderSyncs !== undefined) this.folderSyncs.add(folder);
+    else await this.writer.syncFolder(folder);
   }
 
   /** Names that something other than a regular file occupies: those images are not stored. */

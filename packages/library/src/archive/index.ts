@@ -1,4 +1,5 @@
 export { openArchive } from "./archive.js";
+export { FolderSyncBatch } from "./folder-sync-batch.js";
 export type {
   ArchiveNotice,
   ArchiveSettings,

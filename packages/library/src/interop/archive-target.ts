@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { openArchive } from "../archive/archive.js";
+import type { FolderSyncBatch } from "../archive/folder-sync-batch.js";
 import { IMAGE_BUDGET_BYTES } from "../archive/layout.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { isEmptyConversation } from "../format/empty.js";
@@ -67,15 +68,24 @@ function omittedImages(conversation: SavedConversation): number {
  * Saves an imported conversation as the package `<into>/<name>` through the archive (canonical
  * bytes, content-addressed images, the image budget). Idempotent: a package stamped with the
  * same source, id and source bytes is left as it is; a package holding any other conversation
- * is never overwritten.
+ * is never overwritten. With `folderSyncs`, the folders whose entries the write changed (the
+ * package's, and those holding folders it created) are fsynced at the batch's flush instead
+ * of before this returns (the files themselves are fsynced before they are renamed).
  */
 export async function writeImportedPackage(
   into: string,
   imported: ImportedConversation,
+  folderSyncs?: FolderSyncBatch,
 ): Promise<PackageWrite> {
   const path = join(into, imported.name);
-  await mkdir(path, { recursive: true });
-  const opened = await openArchive(path);
+  const created = await mkdir(path, { recursive: true });
+  if (created !== undefined && folderSyncs !== undefined) {
+    // Each new folder's entry is in its parent: the parents from the first one created down.
+    const first = resolve(created);
+    for (let folder = resolve(path); folder.length >= first.length; folder = dirname(folder))
+      folderSyncs.add(dirname(folder));
+  }
+  const opened = await openArchive(path, folderSyncs === undefined ? {} : { folderSyncs });
   const base = { name: imported.name, path };
   const unreadable = opened.notices.find((notice) => notice.kind === "unreadableConversation");
   if (unreadable !== undefined) {

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { FolderSyncBatch } from "../archive/folder-sync-batch.js";
 import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
 import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
 import { importCodexRollout } from "./codex/import.js";
@@ -79,8 +80,10 @@ export interface PackageImportReport {
 }
 
 /**
- * Imports source files into one format-1 package per conversation under `into`, one file at a
- * time (memory is bounded by the largest file, not the folder).
+ * Imports source files into one format-1 package per conversation under `into`, a few files at
+ * a time (memory is bounded by the largest files, not the folder). Every file is fsynced before
+ * it is renamed into place; the folders' fsyncs that make the renames durable are done together
+ * at the end (FolderSyncBatch), so everything imported is durable when this returns.
  */
 export async function importIntoPackages(options: {
   readonly source: ConversationSource;
@@ -98,19 +101,27 @@ export async function importIntoPackages(options: {
   let messages = 0;
   const results: (FileOutcome | undefined)[] = [];
   const writes = new PackageWriteQueue();
+  const folderSyncs = new FolderSyncBatch();
   // A few files at a time, so that one file's durable writes (fsync) overlap the next one's
   // reading; memory stays bounded by a few files, never the folder.
-  await eachWithConcurrency(options.files, IMPORT_CONCURRENCY, async (file, index) => {
-    const outcome = await importOneFile(importer, file, options.into, writes);
-    results[index] = outcome;
-    const fileMessages = outcome.conversations.reduce(
-      (sum, conversation) => sum + conversation.messages,
-      0,
-    );
-    bytes += outcome.bytes;
-    messages += fileMessages;
-    fileDone(outcome.bytes, fileMessages);
-  });
+  try {
+    await eachWithConcurrency(options.files, IMPORT_CONCURRENCY, async (file, index) => {
+      const outcome = await importOneFile(importer, file, options.into, writes, folderSyncs);
+      results[index] = outcome;
+      const fileMessages = outcome.conversations.reduce(
+        (sum, conversation) => sum + conversation.messages,
+        0,
+      );
+      bytes += outcome.bytes;
+      messages += fileMessages;
+      fileDone(outcome.bytes, fileMessages);
+    });
+  } catch (error) {
+    // What was written before the failure is made durable too; the failure is what is reported.
+    await folderSyncs.flush().catch(() => undefined);
+    throw error;
+  }
+  await folderSyncs.flush();
   for (const result of results) {
     if (result === undefined) continue;
     if (result.unreadable !== undefined) unreadableFiles.push(result.unreadable);
@@ -140,7 +151,7 @@ export async function importIntoPackages(options: {
 }
 
 /** How many files an import reads and writes at once. */
-const IMPORT_CONCURRENCY = 4;
+const IMPORT_CONCURRENCY = 8;
 
 interface FileOutcome {
   readonly bytes: number;
@@ -155,6 +166,7 @@ async function importOneFile(
   file: string,
   into: string,
   writes: PackageWriteQueue,
+  folderSyncs: FolderSyncBatch,
 ): Promise<FileOutcome> {
   let content: Uint8Array;
   try {
@@ -166,7 +178,9 @@ async function importOneFile(
   const result = await importer.importFile(file, content);
   const conversations: ConversationOutcome[] = [];
   for (const imported of result.conversations) {
-    const write = await writes.run(imported.name, () => writeImportedPackage(into, imported));
+    const write = await writes.run(imported.name, () =>
+      writeImportedPackage(into, imported, folderSyncs),
+    );
     conversations.push({
       name: imported.name,
       sourceId: imported.sourceId,
