@@ -1,10 +1,10 @@
-import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
-import type { GatewayMessage, GatewayMessageStore, MessageContext } from "../../gateway/index.js";
+import type { GatewayMessage, GatewayMessageStore } from "../../gateway/index.js";
 import type { StoreDatabase } from "../../store/index.js";
 import { fitPageYielding } from "./fit-page.js";
 import { modelInputOf, type ModelInputReply } from "./model-input.js";
 import { encodeCursor } from "./paging.js";
 import { projectInSlices, type ConsoleView } from "./project-in-slices.js";
+import { readAnchorContext } from "./read-context.js";
 import { readConversationPage } from "./read-page.js";
 import { jsonWithArrayInSlices } from "./slices.js";
 
@@ -19,38 +19,6 @@ export interface ConversationPageRequest {
   readonly offset: number;
   readonly limit: number;
   readonly pageLimitBytes: number;
-}
-
-/**
- * The context of an anchor of the conversation. An anchor that is missing, of another
- * subject or of another conversation gets one answer: the console tells them apart no more
- * than the caller routes do.
- */
-async function readAnchorContext(
-  store: GatewayMessageStore,
-  subject: string,
-  conversationId: string,
-  anchor: string,
-): Promise<MessageContext> {
-  const anchorNotFound = () =>
-    new VerbatimError(
-      "resource_not_found",
-      `no message ${anchor} in conversation ${conversationId}`,
-      {
-        where: "query.anchor",
-        hint: "Pass the id of a message of this conversation, or no anchor",
-      },
-    );
-  let context: MessageContext;
-  try {
-    context = await store.readContext(subject, anchor);
-  } catch (error) {
-    if (isVerbatimError(error) && error.code === "gateway_message_not_found")
-      throw anchorNotFound();
-    throw error;
-  }
-  if (context.anchor.conversationId !== conversationId) throw anchorNotFound();
-  return context;
 }
 
 /**
@@ -69,11 +37,10 @@ export async function buildConversationPage(
   let more: boolean;
   let modelInput: ModelInputReply | null | undefined;
   if (anchor !== null) {
-    const context = await readAnchorContext(store, subject, id, anchor);
-    selected = context.messages.slice(offset, offset + limit);
-    more = context.messages.length > offset + limit;
-    if (view === "model-visible")
-      modelInput = await modelInputOf(database, subject, context.messages);
+    const context = await readAnchorContext(database, store, subject, id, anchor);
+    selected = context.slice(offset, offset + limit);
+    more = context.length > offset + limit;
+    if (view === "model-visible") modelInput = await modelInputOf(database, subject, context);
   } else {
     const page = await readConversationPage(database, store, subject, id, {
       limit: limit + 1,

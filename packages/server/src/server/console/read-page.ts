@@ -9,25 +9,19 @@ const MIN_CHUNK = 10;
 const MAX_CHUNK = 200;
 
 /**
- * A page of a conversation's messages (all branches, in the order written: created_at, depth,
- * id, as the store's listMessages) without blocking the event loop: the page's ids first, in
- * one read of small columns, then the messages by id in chunks with a turn of the event loop
- * between them (reads are synchronous on SQLite). A chunk is sized from the time the previous
- * one took per message, to take about SLICE_MS. The messages come from the store's cache of
- * final messages when it holds them (they are then shared, read-only, and long-lived: building
- * a page allocates no copy of their text, which kept the garbage collector's young-generation
- * pauses long), else from their rows. Reading the rows by OFFSET instead cost time in
- * proportion to the offset (SQLite steps through the skipped rows: 25–30 ms for the one row
- * after 999 rows of 8 KiB) and one read of 100 such rows 5–13 ms.
+ * Messages of the subject by id, in the order given, without blocking the event loop: in
+ * chunks with a turn of the event loop between them (reads are synchronous on SQLite), each
+ * chunk sized from the time the previous one took per message, to take about SLICE_MS. The
+ * messages come from the store's cache of final messages when it holds them (they are then
+ * shared, read-only, and long-lived: building a page allocates no copy of their text, which
+ * kept the garbage collector's young-generation pauses long), else from their rows. The list
+ * ends before the first id that has no message (deleted between the two reads).
  */
-export async function readConversationPage(
-  database: StoreDatabase,
+export async function readMessagesInChunks(
   store: GatewayMessageStore,
   subject: string,
-  conversationId: string,
-  page: { readonly limit: number; readonly offset: number },
+  ids: readonly string[],
 ): Promise<GatewayMessage[]> {
-  const ids = await listConversationMessageIds(database.db, subject, conversationId, page);
   const messages: GatewayMessage[] = [];
   let want = MIN_CHUNK;
   while (messages.length < ids.length) {
@@ -35,7 +29,6 @@ export async function readConversationPage(
     const started = performance.now();
     const read = await store.readMessages(subject, chunk);
     messages.push(...read);
-    // A message deleted between the two reads ends the page there.
     if (read.length < chunk.length) return messages;
     const perMessage = (performance.now() - started) / chunk.length;
     await yieldToEventLoop();
@@ -45,4 +38,23 @@ export async function readConversationPage(
     );
   }
   return messages;
+}
+
+/**
+ * A page of a conversation's messages (all branches, in the order written: created_at, depth,
+ * id, as the store's listMessages) without blocking the event loop: the page's ids first, in
+ * one read of small columns, then the messages by id in chunks (readMessagesInChunks).
+ * Reading the rows by OFFSET instead cost time in proportion to the offset (SQLite steps
+ * through the skipped rows: 25–30 ms for the one row after 999 rows of 8 KiB) and one read of
+ * 100 such rows 5–13 ms.
+ */
+export async function readConversationPage(
+  database: StoreDatabase,
+  store: GatewayMessageStore,
+  subject: string,
+  conversationId: string,
+  page: { readonly limit: number; readonly offset: number },
+): Promise<GatewayMessage[]> {
+  const ids = await listConversationMessageIds(database.db, subject, conversationId, page);
+  return readMessagesInChunks(store, subject, ids);
 }
