@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -9,6 +10,10 @@ import {
   checkSearchIndex,
   deferSearchIndex,
 } from "../../packages/server/src/store/search-deferral.js";
+import {
+  SEARCH_INDEX_HASH_BYTES,
+  SEARCH_INDEXES,
+} from "../../packages/server/src/store/search-indexes.js";
 import { freshDatabase, type FreshDatabase } from "../support/databases.js";
 import { fixturesRoot } from "./fixture-files.js";
 
@@ -120,5 +125,19 @@ describe("the search index during a bulk import into SQLite (issue 19)", () => {
     await migrateDatabase(fresh.database);
     expect(await messages()).toMatchObject({ rows: 1, indexed: 1, deferrals: 0 });
     expect(await search("okapi")).toEqual(["crashed-import"]);
+  });
+
+  it("migration 0014 lets each index keep 16 MiB of new data in memory per transaction, and search still finds rows", async () => {
+    for (const { index } of SEARCH_INDEXES) {
+      const rows = await sql<{ v: number }>`select v from ${sql.table(`${index}_config`)}
+        where k = 'hashsize'`.execute(fresh.database.db);
+      expect(rows.rows).toEqual([{ v: SEARCH_INDEX_HASH_BYTES }]);
+    }
+    const deferral = await deferSearchIndex(fresh.database);
+    for (let index = 0; index < 50; index++)
+      await append(`subject-${index}`, `row ${index} of aardvarks`);
+    await deferral.finish();
+    expect(await messages()).toMatchObject({ rows: 50, indexed: 50, deferrals: 0 });
+    expect(await search("row 17 of aardvarks")).toEqual(["subject-17"]);
   });
 });

@@ -10,3 +10,6 @@ export const SEARCH_INDEXES = [
     index: "background_agent_job_turn_items_search",
   },
 ] as const;
+
+/** FTS5's `hashsize` of those indexes (migration 0014): new index data kept in memory per transaction. */
+export const SEARCH_INDEX_HASH_BYTES = 16 * 1024 * 1024;

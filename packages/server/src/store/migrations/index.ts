@@ -11,6 +11,7 @@ import { chainNodeMessagesMigration } from "./0010-chain-node-messages.js";
 import { gatewayImagesMigration } from "./0011-gateway-images.js";
 import { recordedHistoryBackfillMigration } from "./0012-recorded-history-backfill.js";
 import { searchIndexDeferralMigration } from "./0013-search-index-deferral.js";
+import { searchIndexHashSizeMigration } from "./0014-search-index-hash-size.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -31,4 +32,5 @@ export const storeMigrations: readonly Migration[] = [
   gatewayImagesMigration,
   recordedHistoryBackfillMigration,
   searchIndexDeferralMigration,
+  searchIndexHashSizeMigration,
 ];
