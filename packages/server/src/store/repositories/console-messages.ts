@@ -1,6 +1,6 @@
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import type { StoreSchema } from "../schema.js";
-import { conversationPageQuery, type AnchorRow } from "./gateway-messages.js";
+import { conversationPageQuery, readChainSegments, type AnchorRow } from "./gateway-messages.js";
 
 /**
  * The ids of a page of a conversation's messages (all branches, in the order written:
@@ -43,9 +43,9 @@ export async function findDeepestRequestRow(
 /**
  * The ids of the chain that ends at `anchor`, from depth `fromDepth` on, oldest first, read
  * without their content (the console then reads the messages by id in chunks: one read of a
- * 1,000-message context blocked the event loop for 45–125 ms). The branches on the path come
- * from the same recursive walk as the store's chain read (readChainRows), then each branch's
- * depth range from the (branch_id, depth) index.
+ * 1,000-message context blocked the event loop for 45–125 ms). The branches on the path as the
+ * store's chain read finds them (readChainSegments), then each branch's depth range from the
+ * (branch_id, depth) index.
  */
 export async function listChainMessageIds(
   db: Kysely<StoreSchema>,
@@ -53,21 +53,19 @@ export async function listChainMessageIds(
   anchor: AnchorRow,
   fromDepth: number,
 ): Promise<string[]> {
-  const { rows } = await sql<{ readonly id: string }>`
-    with recursive path (branch_id, parent_branch_id, after, through) as (
-      select id, parent_branch_id, fork_depth, cast(${anchor.depth} as integer)
-        from ai_gateway_branches
-        where id = ${anchor.branch_id} and subject_uid = ${subjectUid}
-      union all
-      select b.id, b.parent_branch_id, b.fork_depth, p.after
-        from ai_gateway_branches b
-        join path p on b.id = p.parent_branch_id
-        where p.after >= ${fromDepth}
-    )
-    select m.id from path p
-      join ai_gateway_messages m
-        on m.branch_id = p.branch_id and m.depth > p.after and m.depth <= p.through
-      where m.depth >= ${fromDepth} and m.subject_uid = ${subjectUid}
-      order by m.depth`.execute(db);
-  return rows.map((row) => row.id);
+  const segments = await readChainSegments(db, subjectUid, anchor, fromDepth);
+  const parts = await Promise.all(
+    segments.map((segment) =>
+      db
+        .selectFrom("ai_gateway_messages")
+        .select("id")
+        .where("branch_id", "=", segment.branch_id)
+        .where("depth", ">", Math.max(segment.after, fromDepth - 1))
+        .where("depth", "<=", segment.through)
+        .where("subject_uid", "=", subjectUid)
+        .orderBy("depth")
+        .execute(),
+    ),
+  );
+  return parts.flatMap((rows) => rows.map((row) => row.id));
 }

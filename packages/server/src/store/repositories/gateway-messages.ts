@@ -384,27 +384,22 @@ export async function finishMessageRow(
 }
 
 /** One branch's part of a chain: its messages with depth in (`after`, `through`]. */
-interface ChainSegment {
+export interface ChainSegment {
   readonly branch_id: string;
   readonly after: number;
   readonly through: number;
 }
 
 /**
- * The chain that ends at `anchor`, from depth `fromDepth` on, in order. First a recursive walk
- * over the (few) branches on the path gives each branch's depth range; then each range is read
- * from the unique (branch_id, depth) index in index order (no sort). The cost grows with the
- * context read, not with the conversation's size or the forks elsewhere. Each row is passed to
- * `each` in order (the same object, refilled: keep values, not the row) and its results
- * returned.
+ * The branches on the path of the chain that ends at `anchor`, from depth `fromDepth` on, oldest
+ * first: a recursive walk over the (few) branches gives each branch's depth range.
  */
-export async function readChainRows<T>(
+export async function readChainSegments(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   anchor: AnchorRow,
   fromDepth: number,
-  each: (row: ChainRow) => T,
-): Promise<T[]> {
+): Promise<ChainSegment[]> {
   const path = await sql<ChainSegment>`
     with recursive path (branch_id, parent_branch_id, after, through) as (
       select id, parent_branch_id, fork_depth, cast(${anchor.depth} as integer)
@@ -417,9 +412,27 @@ export async function readChainRows<T>(
         where p.after >= ${fromDepth}
     )
     select branch_id, after, through from path`.execute(db);
-  const segments = path.rows
+  return path.rows
     .filter((segment) => segment.through >= fromDepth)
     .sort((a, b) => a.after - b.after);
+}
+
+/**
+ * The chain that ends at `anchor`, from depth `fromDepth` on, in order. First a recursive walk
+ * over the (few) branches on the path gives each branch's depth range (readChainSegments); then
+ * each range is read from the unique (branch_id, depth) index in index order (no sort). The
+ * cost grows with the context read, not with the conversation's size or the forks elsewhere.
+ * Each row is passed to `each` in order (the same object, refilled: keep values, not the row)
+ * and its results returned.
+ */
+export async function readChainRows<T>(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  anchor: AnchorRow,
+  fromDepth: number,
+  each: (row: ChainRow) => T,
+): Promise<T[]> {
+  const segments = await readChainSegments(db, subjectUid, anchor, fromDepth);
   const parts = await Promise.all(
     segments.map((segment) => {
       const first = Math.max(segment.after, fromDepth - 1) + 1;
