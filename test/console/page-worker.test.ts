@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { httpStatusOf, isVerbatimError } from "verbatim-llm/core";
 import "../../packages/server/src/server/errors.js";
 import { PageWorker } from "../../packages/server/src/server/console/worker/host.js";
+import { openConsolePages } from "../../packages/server/src/server/console/worker/pages.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
@@ -187,13 +188,21 @@ describeEachDialect("console pages in the worker thread", (getDatabase) => {
   });
 });
 
-it("issue 20: an in-memory SQLite store keeps building pages on the event loop", async () => {
+it("issue 20: an in-memory SQLite store, or one without a location, keeps building pages on the event loop", async () => {
   const database = await openDatabase({ dialect: "sqlite", path: ":memory:" });
   await migrateDatabase(database);
   const seeded = await seedConsole(database, uniqueName("subject"));
   const server = await testServer(database);
   try {
     expect(server.app.consolePages.builtIn).toBe("event loop");
+    // A store object without a location (a JavaScript embedder's) cannot be opened again either.
+    const { location: _location, ...withoutLocation } = database;
+    const embedded = openConsolePages(
+      withoutLocation as unknown as typeof database,
+      new GatewayMessageStore(database),
+      { cacheBytes: 0 },
+    );
+    expect(embedded.builtIn).toBe("event loop");
     const reply = await server.app.inject({
       method: "GET",
       url: `/ai-gateway/conversations/${seeded.weather.id}/messages?view=model-visible`,

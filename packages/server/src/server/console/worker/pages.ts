@@ -1,5 +1,5 @@
 import { BackgroundAgentJobs, type GatewayMessageStore } from "../../../gateway/index.js";
-import type { StoreDatabase } from "../../../store/index.js";
+import type { DatabaseLocation, StoreDatabase } from "../../../store/index.js";
 import { canReopen } from "../../../store/read-only-database.js";
 import { buildConversationPage, type ConversationPageRequest } from "../conversation-page.js";
 import { buildJobPage, type JobPageRequest } from "../job-page.js";
@@ -39,7 +39,9 @@ export function openConsolePages(
   store: GatewayMessageStore,
   options: ConsoleWorkerOptions | false,
 ): ConsolePages {
-  if (options === false || !canReopen(database.location)) {
+  // A store object given without a location (JavaScript callers) cannot be opened again either.
+  const location = database.location as DatabaseLocation | undefined;
+  if (options === false || location === undefined || !canReopen(location)) {
     const jobs = new BackgroundAgentJobs(database);
     return {
       builtIn: "event loop",
@@ -52,7 +54,7 @@ export function openConsolePages(
   }
   const worker = new PageWorker(
     {
-      location: database.location,
+      location,
       preparedStatements: options.preparedStatements ?? true,
       cacheBytes: options.cacheBytes,
     },
