@@ -83,11 +83,11 @@ port?.on("message", (message: ToWorker) => {
       .finally(() => port.close());
     return;
   }
-  build(message.job).then(
-    (bytes) => {
+  build(message.job)
+    .then((bytes) => {
       const buffer = ownBuffer(bytes);
       answer({ id: message.id, bytes: buffer }, [buffer]);
-    },
-    (error: unknown) => answer({ id: message.id, error: errorToSend(error) }),
-  );
+    })
+    // A page that failed, or could not be sent, is answered with its error.
+    .catch((error: unknown) => answer({ id: message.id, error: errorToSend(error) }));
 });

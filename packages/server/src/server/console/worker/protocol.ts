@@ -42,6 +42,17 @@ export type FromWorker =
   | { readonly id: number; readonly bytes: ArrayBuffer }
   | { readonly id: number; readonly error: SentError };
 
+/** Details that can be sent to another thread (structured clone), or none. */
+function cloneableDetails(
+  details: Readonly<Record<string, unknown>> | undefined,
+): Readonly<Record<string, unknown>> | undefined {
+  try {
+    return details === undefined ? undefined : structuredClone(details);
+  } catch {
+    return undefined;
+  }
+}
+
 export function errorToSend(error: unknown): SentError {
   const stack = error instanceof Error ? error.stack : undefined;
   if (isVerbatimError(error)) {
@@ -51,7 +62,7 @@ export function errorToSend(error: unknown): SentError {
       message: error.message,
       where: error.where,
       hint: error.hint,
-      details: error.details === undefined ? undefined : structuredClone(error.details),
+      details: cloneableDetails(error.details),
       stack,
     };
   }
