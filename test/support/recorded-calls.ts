@@ -1,8 +1,8 @@
 /**
  * Recorded calls are placed in their chains right after the client has its answer
  * (docs/server.md, "Recorded calls"): their conversation, nodes and gateway messages are
- * written after the call's bytes, and a client holding a whole JSON answer may even be ahead
- * of the commit of those bytes. A test that reads a chain after a call waits for this.
+ * written after the call's bytes (which are committed before the client has the answer's
+ * end). A test that reads a chain after a call waits for this.
  */
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 

@@ -81,6 +81,9 @@ export interface RecordedCallsOptions {
   readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
 }
 
+/** The longest a placing under way waits between two statements for a call being answered. */
+const STEP_ASIDE_MAX_MS = 20;
+
 /** Headers that carry credentials: never stored. */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "authorization",
@@ -122,13 +125,21 @@ export class RecordedCalls {
     options: RecordedCallsOptions = {},
   ) {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
+    this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
+    const quiet = this.#quiet;
     this.#placement = {
       prefixes: this.prefixes,
       gatewayMessages: options.gatewayMessages !== false,
       writesInWith: database.capabilities.writesInWith,
+      // PostgreSQL: a call's keep takes another connection of the pool, so a placing under way
+      // waits between its statements while a call is answered (its statements would compete
+      // with that answer for the event loop and the database). On SQLite the placing holds the
+      // one connection the keep needs: it runs through, and only starts when quiet.
+      ...(database.capabilities.dialect === "postgres"
+        ? { stepAside: () => quiet.notBusy(STEP_ASIDE_MAX_MS) }
+        : {}),
     };
     this.#onLeftoverError = options.onLeftoverError ?? (() => undefined);
-    this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
   }
 
   /**

@@ -1,5 +1,12 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { finished } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
@@ -93,11 +100,11 @@ export function upstreamUrl(
 }
 
 function forwardedHeaders(
-  request: FastifyRequest,
+  requestHeaders: Readonly<Record<string, string>>,
   target: PassThroughTarget,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headerText(request.headers))) {
+  for (const [name, value] of Object.entries(requestHeaders)) {
     if (HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.has(name) || name === "x-request-id") continue;
     out[name] = value;
   }
@@ -127,46 +134,45 @@ export async function passThrough(
   // Placing recorded calls waits while a call is sent or answered, not while it waits upstream.
   let idle: (() => void) | undefined;
   const secure = call.url.protocol === "https:";
+  const requestHeaders = headerText(request.headers);
   const upstreamRequest = (secure ? httpsRequest : httpRequest)(call.url, {
     method: "POST",
-    headers: forwardedHeaders(request, call.target),
+    headers: forwardedHeaders(requestHeaders, call.target),
     agent: secure ? httpsAgent : httpAgent,
   });
-  const upstreamResponse = await new Promise<import("node:http").IncomingMessage>(
-    (resolve, reject) => {
-      const timer = setTimeout(() => {
-        upstreamRequest.destroy(
-          new VerbatimError(
-            "upstream_timeout",
-            `the upstream sent no answer in ${call.timeoutMs} ms`,
-            {
-              hint: "Retry; raise VERBATIM_UPSTREAM_TIMEOUT_MS for slow models",
-            },
-          ),
-        );
-      }, call.timeoutMs);
-      upstreamRequest.on("response", (response) => {
-        clearTimeout(timer);
-        resolve(response);
-      });
-      upstreamRequest.on("error", (error) => {
-        clearTimeout(timer);
-        reject(
-          error instanceof VerbatimError
-            ? error
-            : new VerbatimError("upstream_failed", "the upstream could not be reached", {
-                hint: "Check the provider's base URL and that it is up; nothing was recorded",
-              }),
-        );
-      });
-      const sending = call.record ? recorder.busy() : undefined;
-      try {
-        upstreamRequest.end(call.body.bytes);
-      } finally {
-        sending?.();
-      }
-    },
-  );
+  const upstreamResponse = await new Promise<IncomingMessage>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      upstreamRequest.destroy(
+        new VerbatimError(
+          "upstream_timeout",
+          `the upstream sent no answer in ${call.timeoutMs} ms`,
+          {
+            hint: "Retry; raise VERBATIM_UPSTREAM_TIMEOUT_MS for slow models",
+          },
+        ),
+      );
+    }, call.timeoutMs);
+    upstreamRequest.on("response", (response) => {
+      clearTimeout(timer);
+      resolve(response);
+    });
+    upstreamRequest.on("error", (error) => {
+      clearTimeout(timer);
+      reject(
+        error instanceof VerbatimError
+          ? error
+          : new VerbatimError("upstream_failed", "the upstream could not be reached", {
+              hint: "Check the provider's base URL and that it is up; nothing was recorded",
+            }),
+      );
+    });
+    const sending = call.record ? recorder.busy() : undefined;
+    try {
+      upstreamRequest.end(call.body.bytes);
+    } finally {
+      sending?.();
+    }
+  });
   // The client hanging up stops the upstream call.
   const onClientGone = () => {
     if (!reply.raw.writableFinished) upstreamRequest.destroy();
@@ -175,26 +181,17 @@ export async function passThrough(
   reply.hijack();
   const responseHeaders = headerText(upstreamResponse.headers);
   const sentHeaders: Record<string, string> = { "x-request-id": request.id };
-  for (const [name, value] of Object.entries(responseHeaders)) {
-    if (!HOP_BY_HOP.has(name)) sentHeaders[name] = value;
+  for (const name in responseHeaders) {
+    if (!HOP_BY_HOP.has(name)) sentHeaders[name] = responseHeaders[name] as string;
   }
   reply.raw.writeHead(upstreamResponse.statusCode ?? 502, sentHeaders);
   // Marked here, so the finally below always ends it.
   if (call.record) idle = recorder.busy();
-  const chunks: Buffer[] = [];
-  let complete = true;
-  try {
-    for await (const chunk of upstreamResponse) {
-      chunks.push(chunk as Buffer);
-      reply.raw.write(chunk);
-    }
-  } catch (error) {
-    complete = false;
-    request.log.warn({ err: error }, "upstream answer broke off");
-  }
+  const answer = await relayAnswer(upstreamResponse, reply.raw);
+  if (!answer.complete) request.log.warn({ err: answer.error }, "upstream answer broke off");
   let placed: Promise<unknown> | undefined;
   try {
-    if (call.record && complete) {
+    if (call.record && answer.complete) {
       const value = call.body.value as Record<string, unknown>;
       const messages = Array.isArray(value["messages"]) ? (value["messages"] as unknown[]) : [];
       const kept = await recorder.keep({
@@ -203,11 +200,12 @@ export async function passThrough(
         path: request.url,
         model: typeof value["model"] === "string" ? value["model"] : "",
         messages,
-        requestHeaders: headerText(request.headers),
+        requestHeaders,
         requestBody: call.body.bytes,
         statusCode: upstreamResponse.statusCode ?? 0,
         responseHeaders,
-        responseBody: Buffer.concat(chunks),
+        responseBody:
+          answer.chunks.length === 1 ? (answer.chunks[0] as Buffer) : Buffer.concat(answer.chunks),
         durationMs: performance.now() - started,
       });
       placed = kept.placed;
@@ -216,7 +214,12 @@ export async function passThrough(
     request.log.error({ err: error }, "recording the call failed; the client got its answer");
   } finally {
     reply.raw.off("close", onClientGone);
-    reply.raw.end();
+    // An answer that broke off ends the connection: ending the response would hand the client
+    // a chunked body's terminator, a cut answer that looks whole.
+    if (!answer.complete) reply.raw.destroy();
+    // The held last piece, the body's end and the headers of a one-piece answer: one write.
+    else if (answer.held === undefined) reply.raw.end();
+    else reply.raw.end(answer.held);
     idle?.();
   }
   // Placed in its chain after the answer; the handler (which close() waits for) ends after it.
@@ -227,6 +230,54 @@ export async function passThrough(
     ),
   );
   return reply;
+}
+
+/** The upstream's answer as relayed: its pieces, and the last one when it was held back. */
+interface RelayedAnswer {
+  /** Every piece of the body as received (the held one included). */
+  readonly chunks: Buffer[];
+  /** The answer ended as the upstream sent it (false: it broke off, or the client left). */
+  readonly complete: boolean;
+  /** The last piece, not written yet: it is written with the response's end. */
+  readonly held: Buffer | undefined;
+  readonly error?: unknown;
+}
+
+/**
+ * Writes each piece of the upstream's answer to the client as it arrives, except a piece known
+ * to be the last (the upstream's message had ended with nothing after it, or it completes the
+ * declared Content-Length): that one is held and written with the response's end, after the
+ * call's commit. So a client never has the whole answer before its bytes are durable (a
+ * chunked response's end is its terminator; a Content-Length one's is its last byte), and an
+ * answer read in one piece costs one write to the client instead of two. A piece that may be
+ * followed by more is written at once, as before: streamed events are not delayed.
+ */
+function relayAnswer(upstream: IncomingMessage, client: ServerResponse): Promise<RelayedAnswer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const length = upstream.headers["content-length"];
+    const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : -1;
+    let received = 0;
+    let held: Buffer | undefined;
+    upstream.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      received += chunk.length;
+      if (held !== undefined) client.write(held);
+      held = undefined;
+      // `complete`: the parser has read the message's end, and nothing is buffered after this.
+      const last = received === declared || (upstream.complete && upstream.readableLength === 0);
+      if (last) held = chunk;
+      else client.write(chunk);
+    });
+    finished(upstream, (error) => {
+      if (error === undefined || error === null) {
+        resolve({ chunks, complete: true, held });
+        return;
+      }
+      if (held !== undefined) client.write(held);
+      resolve({ chunks, complete: false, held: undefined, error });
+    });
+  });
 }
 
 /** The body's model, or a clear 400. */
