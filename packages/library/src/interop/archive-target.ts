@@ -1,8 +1,8 @@
-import { mkdir } from "node:fs/promises";
+import { lstat, mkdir, readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { openArchive } from "../archive/archive.js";
 import type { FolderSyncBatch } from "../archive/folder-sync-batch.js";
-import { IMAGE_BUDGET_BYTES } from "../archive/layout.js";
+import { AGENT_FOLDER, CONVERSATION_FILE, IMAGE_BUDGET_BYTES } from "../archive/layout.js";
 import type { SavedConversation } from "../format/conversation-schema.js";
 import { isEmptyConversation } from "../format/empty.js";
 import { IMPORTED_NOTICE_KIND, type ImportedConversation } from "./imported.js";
@@ -65,6 +65,44 @@ function omittedImages(conversation: SavedConversation): number {
 }
 
 /**
+ * A package that already holds this import (stamped with the same source, id, file and source
+ * bytes), recognised from its `agent/conversation.json` parsed as JSON, without opening the
+ * archive (which decodes, checks and freezes the whole conversation): what makes a re-run
+ * cheap. Anything else, or anything unexpected (a link, a file that is not JSON, another
+ * shape), gives undefined and the archive decides.
+ */
+export async function alreadyImported(
+  path: string,
+  imported: ImportedConversation,
+): Promise<PackageWrite | undefined> {
+  const agent = join(path, AGENT_FOLDER);
+  const file = join(agent, CONVERSATION_FILE);
+  try {
+    const [folder, entry] = await Promise.all([lstat(agent), lstat(file)]);
+    if (!folder.isDirectory() || !entry.isFile()) return undefined;
+    const conversation = JSON.parse(await readFile(file, "utf8")) as SavedConversation;
+    const stamp = conversation.formatVersion === 1 ? importStampOf(conversation) : undefined;
+    if (
+      stamp === undefined ||
+      stamp.source !== imported.source ||
+      stamp.sourceId !== imported.sourceId ||
+      (stamp.file !== undefined && stamp.file !== basename(imported.file)) ||
+      stamp.sha256 !== imported.sourceSha256
+    ) {
+      return undefined;
+    }
+    return {
+      name: imported.name,
+      path,
+      outcome: "unchanged",
+      imagesOmitted: omittedImages(conversation),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Saves an imported conversation as the package `<into>/<name>` through the archive (canonical
  * bytes, content-addressed images, the image budget). Idempotent: a package stamped with the
  * same source, id and source bytes is left as it is; a package holding any other conversation
@@ -78,6 +116,8 @@ export async function writeImportedPackage(
   folderSyncs?: FolderSyncBatch,
 ): Promise<PackageWrite> {
   const path = join(into, imported.name);
+  const unchanged = await alreadyImported(path, imported);
+  if (unchanged !== undefined) return unchanged;
   const created = await mkdir(path, { recursive: true });
   if (created !== undefined && folderSyncs !== undefined) {
     // Each new folder's entry is in its parent: the parents from the first one created down.
