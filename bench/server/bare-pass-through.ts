@@ -29,6 +29,9 @@ const server = createServer((incoming, outgoing) => {
     forward.end(Buffer.concat(chunks));
   });
 });
+// Idle kept-alive connections stay open as long as the server's (65 s), not Node's 5 s: the
+// bench's client reuses its connection after the other targets' blocks.
+server.keepAliveTimeout = 65_000;
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("no port");

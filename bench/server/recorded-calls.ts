@@ -388,6 +388,10 @@ async function overhead(
               "anthropic-version": "2023-06-01",
             },
             body: text,
+          }).catch((error: unknown) => {
+            throw new Error(`${name}, ${delayMs} ms: ${target.name}, request ${done + index}`, {
+              cause: error,
+            });
           });
           await response.arrayBuffer();
           if (done > 0 || index >= 10) samples.get(target.name)?.push(performance.now() - start);

@@ -60,7 +60,7 @@ export interface PlacementOptions {
    * Awaited between the placing's statements (when given): on a database of several
    * connections, a placing under way lets a call being answered go first (recorded-calls.ts).
    */
-  readonly stepAside?: () => Promise<void> | undefined;
+  readonly stepAside?: (() => Promise<void> | undefined) | undefined;
 }
 
 export async function placeCall(
