@@ -321,7 +321,16 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
     );
   });
 
-  it("runs the main job: npx verbatim-llm-server serve answers /healthz and serves the console page", async () => {
+  it("runs the main job: npx verbatim-llm-server serve answers /healthz, serves the console page and builds a conversation's page in its worker", async () => {
+    const database = join(app, "verbatim.sqlite");
+    const bin = join(app, "node_modules", ".bin", "verbatim-llm-server");
+    const created = await run(
+      version.node,
+      [bin, "keys", "create", "--db", database, "--subject", "packaged-user", "--json"],
+      { cwd: app },
+    );
+    const { key } = JSON.parse(created.stdout) as { key: string };
+    const operatorToken = "packaged-operator-token-0123456789";
     const child: ChildProcess = spawn(
       version.node,
       [
@@ -332,7 +341,7 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
         "verbatim-llm-server",
         "serve",
         "--db",
-        join(app, "verbatim.sqlite"),
+        database,
         "--port",
         "0",
         "--upstream",
@@ -341,7 +350,11 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
       {
         cwd: app,
         stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, PATH: `${dirname(version.node)}:${process.env["PATH"] ?? ""}` },
+        env: {
+          ...process.env,
+          PATH: `${dirname(version.node)}:${process.env["PATH"] ?? ""}`,
+          VERBATIM_OPERATOR_TOKEN: operatorToken,
+        },
         detached: true,
       },
     );
@@ -366,6 +379,29 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");
+      // A stored conversation's page is built in the console's worker thread, whose entry is a
+      // compiled file of the package: a page answered 200 shows the thread loaded and ran there
+      // (a worker that cannot start answers 503 console_worker_failed).
+      const answered = await fetch(`${url}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "echo", input: "Hello from the packaged server" }),
+      });
+      expect(answered.status).toBe(200);
+      const operator = { authorization: `Bearer ${operatorToken}` };
+      const listed = (await (
+        await fetch(`${url}/ai-gateway/conversations`, { headers: operator })
+      ).json()) as { data: { id: string }[] };
+      const conversation = listed.data[0]?.id ?? "";
+      for (const view of ["stored", "chatml", "model-visible"]) {
+        const messages = await fetch(
+          `${url}/ai-gateway/conversations/${conversation}/messages?view=${view}`,
+          { headers: operator },
+        );
+        const text = await messages.text();
+        expect(messages.status, text).toBe(200);
+        expect(text).toContain("Hello from the packaged server");
+      }
     } finally {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGTERM");
     }
