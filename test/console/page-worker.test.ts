@@ -240,3 +240,39 @@ it("issue 20: a page whose thread dies twice fails with 503 console_worker_faile
   await worker.close();
   expect(worker.running).toBe(false);
 });
+
+it("issue 20: a page the thread never finishes fails with 503 console_page_timeout; the stuck thread is stopped and close() does not wait for it", async () => {
+  const lost: unknown[] = [];
+  const worker = new PageWorker(
+    {
+      location: { dialect: "sqlite", path: "unused.sqlite" },
+      preparedStatements: true,
+      cacheBytes: 0,
+    },
+    {
+      // A thread that takes every page and never answers.
+      spawn: () => new Worker("setInterval(() => undefined, 1000)", { eval: true }),
+      pageTimeoutMs: 200,
+      onLost: (error) => lost.push(error),
+    },
+  );
+  const job = {
+    kind: "job",
+    request: { jobId: "job_stuck", owner: "subject", view: "stored", pageLimitBytes: 1024 },
+  } as const;
+  const started = Date.now();
+  const failure = await worker.build(job).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+  expect(isVerbatimError(failure) && failure.code).toBe("console_page_timeout");
+  expect(httpStatusOf("console_page_timeout")).toBe(503);
+  expect(worker.stats).toMatchObject({ started: 1, timedOut: 1, answered: 0, retried: 0 });
+  // The log names the page that got stuck.
+  expect(String(lost[0])).toContain("job_stuck");
+  await expect.poll(() => worker.running).toBe(false);
+  const closing = Date.now();
+  await worker.close();
+  expect(Date.now() - closing).toBeLessThan(1000);
+});

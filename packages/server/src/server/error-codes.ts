@@ -129,6 +129,14 @@ export const serverCodes = [
       "Retry the request (a new thread starts with it); the server log has the thread's error.",
   },
   {
+    code: "console_page_timeout",
+    httpStatus: 503,
+    meaning:
+      "The console's worker thread did not finish building this page within its time (30 s): the thread was stopped and the page not built.",
+    remedy:
+      "Retry the request (a new thread starts with it); if the same page times out again, report it with the server log, which names the page.",
+  },
+  {
     code: "rate_limited",
     httpStatus: 429,
     meaning: "This API key sent more requests than its rate limit allows.",

@@ -15,12 +15,31 @@ interface Pending {
   tries: number;
   readonly resolve: (bytes: Buffer) => void;
   readonly reject: (error: unknown) => void;
+  /** Ends the page with 503 console_page_timeout when the thread takes too long. */
+  deadline?: ReturnType<typeof setTimeout>;
 }
 
 /** Builds of one page, at most: the first thread's, and one retry if that thread died. */
 const MOST_TRIES = 2;
 /** How long a closing thread gets to close its store before it is stopped. */
 const CLOSE_GRACE_MS = 2000;
+/**
+ * How long a thread may take over one page before the page fails and the thread is stopped. The
+ * largest page (1,000 messages of 8 KiB cut to 1 MiB) takes well under a second, even on a
+ * loaded machine (docs/console.md), so a page past this is stuck, not slow.
+ */
+export const PAGE_TIMEOUT_MS = 30_000;
+
+function pageTimedOut(timeoutMs: number): VerbatimError {
+  return new VerbatimError(
+    "console_page_timeout",
+    `the console's worker thread did not finish this page within ${timeoutMs} ms`,
+    {
+      hint: "Retry (the stuck thread was stopped and a new one starts); the server log says which page",
+      details: { timeoutMs },
+    },
+  );
+}
 
 function workerFailed(cause: unknown): VerbatimError {
   return new VerbatimError(
@@ -44,25 +63,32 @@ export class PageWorker {
   readonly #settings: PageWorkerSettings;
   readonly #spawn: (settings: PageWorkerSettings) => Worker;
   readonly #onLost: (error: unknown) => void;
+  readonly #pageTimeoutMs: number;
   readonly #pending = new Map<number, Pending>();
   /** The pages in flight, for close() to wait for. */
   readonly #answers = new Set<Promise<Buffer>>();
   #worker: Worker | undefined;
   #nextId = 1;
   #closing: Promise<void> | undefined;
-  /** Threads started, pages a thread answered (built or failed), pages given to a second thread. */
-  readonly stats = { started: 0, answered: 0, retried: 0 };
+  /**
+   * Threads started, pages a thread answered (built or failed), pages given to a second thread,
+   * pages that ran past the page timeout.
+   */
+  readonly stats = { started: 0, answered: 0, retried: 0, timedOut: 0 };
 
   constructor(
     settings: PageWorkerSettings,
     options: {
       readonly onLost?: (error: unknown) => void;
       readonly spawn?: (settings: PageWorkerSettings) => Worker;
+      /** How long one page may take in the thread (PAGE_TIMEOUT_MS unless given). */
+      readonly pageTimeoutMs?: number;
     } = {},
   ) {
     this.#settings = settings;
     this.#spawn = options.spawn ?? spawnPageWorker;
     this.#onLost = options.onLost ?? (() => undefined);
+    this.#pageTimeoutMs = options.pageTimeoutMs ?? PAGE_TIMEOUT_MS;
   }
 
   /** Pages given to a thread and not answered yet. */
@@ -108,7 +134,28 @@ export class PageWorker {
   #send(id: number, pending: Pending): void {
     pending.tries++;
     const message: ToWorker = { id, job: pending.job };
-    this.#thread().postMessage(message);
+    const worker = this.#thread();
+    clearTimeout(pending.deadline);
+    pending.deadline = setTimeout(() => this.#timedOut(id, worker), this.#pageTimeoutMs);
+    pending.deadline.unref();
+    worker.postMessage(message);
+  }
+
+  /**
+   * A page past its time: it fails (it is not given to another thread, where it would most
+   * likely get stuck again), and the thread that holds it is stopped, so that a stuck thread
+   * neither holds the other pages nor keeps close() waiting; those go to a new thread once.
+   */
+  #timedOut(id: number, worker: Worker): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    this.stats.timedOut++;
+    this.#onLost(
+      new Error(`a page took over ${this.#pageTimeoutMs} ms: ${JSON.stringify(pending.job)}`),
+    );
+    pending.reject(pageTimedOut(this.#pageTimeoutMs));
+    void worker.terminate();
   }
 
   #thread(): Worker {
@@ -127,6 +174,7 @@ export class PageWorker {
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     this.#pending.delete(message.id);
+    clearTimeout(pending.deadline);
     this.stats.answered++;
     if ("bytes" in message) {
       pending.resolve(Buffer.from(message.bytes));
@@ -147,6 +195,7 @@ export class PageWorker {
         this.#send(id, pending);
       } else {
         this.#pending.delete(id);
+        clearTimeout(pending.deadline);
         pending.reject(workerFailed(error));
       }
     }
