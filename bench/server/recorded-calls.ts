@@ -372,10 +372,13 @@ async function overhead(
     };
     const randomSuffix = randomBytes(4).toString("hex");
     const rowCommits: number[] = [];
-    const cpuBefore = [cpuMs(bare.process), cpuMs(server.process)];
-    for (let done = 0; done < count; done += block) {
+    let cpuBefore = [0, 0];
+    // A first round of blocks warms every target up and is not counted (the server's lazily
+    // loaded modules and its console worker thread start in it).
+    for (let done = -block; done < count; done += block) {
+      if (done === 0) cpuBefore = [cpuMs(bare.process), cpuMs(server.process)];
       const commits = await callRowCommits(baseline, body, delayMs, block);
-      rowCommits.push(...(done > 0 ? commits : commits.slice(10)));
+      if (done >= 0) rowCommits.push(...commits);
       for (const target of targets) {
         for (let index = 0; index < block; index++) {
           const text = body();
@@ -394,7 +397,7 @@ async function overhead(
             });
           });
           await response.arrayBuffer();
-          if (done > 0 || index >= 10) samples.get(target.name)?.push(performance.now() - start);
+          if (done >= 0) samples.get(target.name)?.push(performance.now() - start);
           if (response.status !== 200) throw new Error(`${target.name}: ${response.status}`);
         }
       }
