@@ -81,12 +81,6 @@ export interface RecordedCallsOptions {
   readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
 }
 
-/**
- * The longest a placing under way waits, all its steps together, for calls being answered:
- * under traffic that never pauses it then runs through, so placings keep up with the calls.
- */
-const STEP_ASIDE_MAX_MS = 20;
-
 /** Headers that carry credentials: never stored. */
 export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "authorization",
@@ -128,13 +122,13 @@ export class RecordedCalls {
     options: RecordedCallsOptions = {},
   ) {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
-    this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
     this.#placement = {
       prefixes: this.prefixes,
       gatewayMessages: options.gatewayMessages !== false,
       writesInWith: database.capabilities.writesInWith,
     };
     this.#onLeftoverError = options.onLeftoverError ?? (() => undefined);
+    this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
   }
 
   /**
@@ -268,9 +262,7 @@ export class RecordedCalls {
               const local = next === own ? this.#pending.get(next) : undefined;
               const row = local === undefined ? await findRecordedCall(db, next) : undefined;
               const call = local ?? (row === undefined ? undefined : callOfRow(row));
-              return call === undefined
-                ? undefined
-                : placeCall(db, { ...this.#placement, stepAside: this.#stepAside() }, call);
+              return call === undefined ? undefined : placeCall(db, this.#placement, call);
               // A placing lost with the power is made again from the call's durable row.
             },
             { waitForDisk: false },
@@ -286,25 +278,6 @@ export class RecordedCalls {
     } finally {
       if (own !== undefined) this.#pending.delete(own);
     }
-  }
-
-  /**
-   * Between one placing's statements (PostgreSQL, where a call's keep takes another connection
-   * of the pool): waits while a call is read or answered, whose answer these statements would
-   * compete with for the event loop and the database, up to STEP_ASIDE_MAX_MS in all. On
-   * SQLite the placing holds the one connection the keep needs: it runs through (and starts
-   * only when quiet).
-   */
-  #stepAside(): (() => Promise<void> | undefined) | undefined {
-    if (this.database.capabilities.dialect !== "postgres") return undefined;
-    let left = STEP_ASIDE_MAX_MS;
-    return () => {
-      if (left <= 0) return undefined;
-      const since = performance.now();
-      return this.#quiet.notBusy(left)?.then(() => {
-        left -= performance.now() - since;
-      });
-    };
   }
 
   /** The result of a call another process placed (its answer's message is not looked up). */

@@ -56,11 +56,6 @@ export interface PlacementOptions {
   readonly gatewayMessages: boolean;
   /** The database writes a chain in one statement (PostgreSQL). */
   readonly writesInWith: boolean;
-  /**
-   * Awaited between the placing's statements (when given): on a database of several
-   * connections, a placing under way lets a call being answered go first (recorded-calls.ts).
-   */
-  readonly stepAside?: (() => Promise<void> | undefined) | undefined;
 }
 
 export async function placeCall(
@@ -74,9 +69,7 @@ export async function placeCall(
   const text = decoded === undefined ? "" : decoded.toString("utf8");
   const usage = usageOf(call.format, text, decoded !== undefined && streamed);
   const answer = recordedAnswer(call.format, call.model, call.statusCode, text, streamed);
-  await options.stepAside?.();
   const { node: deepest, takeOver } = await matchRecordedCall(db, call.subjectUid, hashes);
-  await options.stepAside?.();
   const matchedCount = deepest === undefined ? 0 : deepest.position + 1;
   let conversationId = deepest?.conversation_id;
   if (conversationId === undefined) {
@@ -102,14 +95,11 @@ export async function placeCall(
         now: call.createdAt,
         writesInWith: options.writesInWith,
       });
-  await options.stepAside?.();
   await (takeOver ? replaceChainNodes : insertChainNodes)(
     db,
     nodesOf(call, hashes, deepest, conversationId, history),
   );
-  await options.stepAside?.();
   const previous = await findPreviousCall(db, call.subjectUid, hashes);
-  await options.stepAside?.();
   await placeRecordedCall(db, call.id, {
     conversation_id: conversationId,
     tip_prefix_sha256: hashes[hashes.length - 1] ?? "",

@@ -8,8 +8,6 @@
 export class QuietGate {
   #busy = 0;
   #lastBusy = 0;
-  /** Placings stepping aside (`notBusy`), woken when the last busy call ends. */
-  readonly #waiters = new Set<() => void>();
 
   constructor(
     private readonly quietMs: number,
@@ -25,25 +23,7 @@ export class QuietGate {
       done = true;
       this.#busy--;
       this.#lastBusy = performance.now();
-      if (this.#busy === 0) for (const wake of this.#waiters) wake();
     };
-  }
-
-  /**
-   * Resolves once no call is busy, or after `maxMs` (undefined at once when none is): a placing
-   * under way steps aside here between its statements while a call is read or answered.
-   */
-  notBusy(maxMs: number): Promise<void> | undefined {
-    if (this.#busy === 0) return undefined;
-    return new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.#waiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, maxMs);
-      this.#waiters.add(wake);
-    });
   }
 
   /** Resolves once quiet, or `maxDelayMs` after `since` (a performance.now() time). */

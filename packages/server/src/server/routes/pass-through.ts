@@ -217,7 +217,7 @@ export async function passThrough(
     // An answer that broke off ends the connection: ending the response would hand the client
     // a chunked body's terminator, a cut answer that looks whole.
     if (!answer.complete) reply.raw.destroy();
-    // The held last piece, the body's end and the headers of a one-piece answer: one write.
+    // A sized answer's held last piece goes with the end.
     else if (answer.held === undefined) reply.raw.end();
     else reply.raw.end(answer.held);
     idle?.();
@@ -244,13 +244,13 @@ interface RelayedAnswer {
 }
 
 /**
- * Writes each piece of the upstream's answer to the client as it arrives, except a piece known
- * to be the last (the upstream's message had ended with nothing after it, or it completes the
- * declared Content-Length): that one is held and written with the response's end, after the
- * call's commit. So a client never has the whole answer before its bytes are durable (a
- * chunked response's end is its terminator; a Content-Length one's is its last byte), and an
- * answer read in one piece costs one write to the client instead of two. A piece that may be
- * followed by more is written at once, as before: streamed events are not delayed.
+ * Writes each piece of the upstream's answer to the client as it arrives, except the piece that
+ * completes a declared Content-Length: that one is held and written with the response's end,
+ * after the call's commit. So a client never has the whole answer before its bytes are durable:
+ * a chunked response is whole only with its terminator, which the end writes; a sized one with
+ * its last byte. Every other piece is written at once (the client reads the answer's head and
+ * body while the call is committed; holding a chunked answer's last piece as well, for one
+ * write instead of two, measured slower back to back on SQLite in 3 runs of 3).
  */
 function relayAnswer(upstream: IncomingMessage, client: ServerResponse): Promise<RelayedAnswer> {
   return new Promise((resolve) => {
@@ -262,11 +262,7 @@ function relayAnswer(upstream: IncomingMessage, client: ServerResponse): Promise
     upstream.on("data", (chunk: Buffer) => {
       chunks.push(chunk);
       received += chunk.length;
-      if (held !== undefined) client.write(held);
-      held = undefined;
-      // `complete`: the parser has read the message's end, and nothing is buffered after this.
-      const last = received === declared || (upstream.complete && upstream.readableLength === 0);
-      if (last) held = chunk;
+      if (received === declared) held = chunk;
       else client.write(chunk);
     });
     finished(upstream, (error) => {
