@@ -1,8 +1,9 @@
 /**
  * The console reads a conversation like a conversation (B14, issue 20): turns, tool calls
  * paired with their results, facts per model call, images with their SHA-256, a failure and a
- * compression summary shown as what they are, forks with a picker, and a long conversation
- * read to its end.
+ * compression summary shown as what they are, forks with a picker, a long conversation read
+ * to its end, and an image a recorded call named by URL shown as that URL (a link the page does
+ * not load), not as dropped.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +12,9 @@ import { TEST_OPERATOR_TOKEN } from "../support/server.js";
 import { hasChromium, SCREENSHOTS, startConsole, type ConsoleHarness } from "./harness.js";
 import { LONG_LAST_TEXT } from "./seed.js";
 import { seedImages, TINY_PNG, TINY_PNG_SHA256 } from "./seed-images.js";
+
+/** An image a recorded call named by URL (passed through unfetched, issue 18). */
+const IMAGE_URL = "https://images.example.com/receipts/2026-11-30.png?size=large";
 
 if (!hasChromium)
   process.stderr.write(
@@ -244,6 +248,42 @@ describe.skipIf(!hasChromium)(
       await expect.poll(() => page.locator("#status").innerText()).toBe("connected");
       await expect.poll(() => page.locator("#list li[data-id]").count()).toBeGreaterThan(0);
       expect(requests.some((one) => one.includes(TEST_OPERATOR_TOKEN))).toBe(false);
+      await page.close();
+    });
+
+    it("B14 an image a recorded call named by URL shows its URL as a link, not as dropped", async () => {
+      const store = new GatewayMessageStore(harness.database);
+      const [message] = await store.appendMessages(harness.seeded.subject, {
+        previousMessageId: null,
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "Total of this receipt?" },
+              { type: "imageOmitted", mimeType: "image/png" },
+              { type: "imageOmitted", mimeType: "image/jpeg" },
+            ],
+            gateway: { imageUrls: { "1": IMAGE_URL } },
+          },
+        ],
+      });
+      if (message === undefined) throw new Error("the seed message was not stored");
+      const page = await harness.open(`/conversations/${message.conversationId}`);
+      const article = page.locator(`article[data-id="${message.id}"]`);
+      const link = article.locator("figure.image a");
+      await expect.poll(() => link.count()).toBe(1);
+      expect(await link.getAttribute("href")).toBe(IMAGE_URL);
+      expect(await link.innerText()).toBe(IMAGE_URL);
+      expect(await link.getAttribute("rel")).toBe("noreferrer noopener");
+      expect(await article.locator("figure.image figcaption").innerText()).toBe(
+        "image link (not loaded by the console)",
+      );
+      // The console loads nothing from the URL: no <img> points at it.
+      expect(await article.locator(`img[src="${IMAGE_URL}"]`).count()).toBe(0);
+      // The second image has neither bytes nor URL: it still says so.
+      const notes = await article.locator(".note").allInnerTexts();
+      expect(notes).toContain("an image (image/jpeg) was dropped here");
+      expect(notes.join("\n")).not.toContain("image/png");
       await page.close();
     });
   },
