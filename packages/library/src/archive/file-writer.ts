@@ -166,12 +166,7 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
     },
     async syncFolder(folder) {
       step("fsyncFolder", folder);
-      const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await fsyncFolder(folder);
     },
     async makeFolder(path) {
       step("makeFolder", path);
@@ -186,4 +181,14 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
       await rmdir(path);
     },
   };
+}
+
+/** Makes the renames and removals in `folder` durable (fsync of the folder itself). */
+export async function fsyncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

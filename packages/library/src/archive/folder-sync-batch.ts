@@ -1,5 +1,4 @@
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { fsyncFolder } from "./file-writer.js";
 import { shownPath } from "./package-folders.js";
 
 /** How many folders `flush` fsyncs at once (each on the thread pool). */
@@ -39,19 +38,10 @@ export class FolderSyncBatch {
     const worker = async (): Promise<void> => {
       while (next < folders.length) {
         const folder = folders[next++] as string;
-        await syncFolderAt(folder).catch((error: unknown) => errors.push(error));
+        await fsyncFolder(folder).catch((error: unknown) => errors.push(error));
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_SYNCS, folders.length) }, worker));
     if (errors.length > 0) throw errors[0];
-  }
-}
-
-async function syncFolderAt(folder: string): Promise<void> {
-  const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -263,8 +263,8 @@ export class RecordedCalls {
               const row = local === undefined ? await findRecordedCall(db, next) : undefined;
               const call = local ?? (row === undefined ? undefined : callOfRow(row));
               return call === undefined ? undefined : placeCall(db, this.#placement, call);
-              // A placing lost with the power is made again from the call's durable row.
             },
+            // A placing lost with the power is made again from the call's durable row.
             { waitForDisk: false },
           );
           if (next === undefined || next === own)
