@@ -1,6 +1,7 @@
 import { sha256Hex } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { ImportedConversation } from "verbatim-llm/interop";
+import type { Kysely } from "kysely";
 import type { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
 import {
@@ -8,9 +9,10 @@ import {
   insertIdempotencyKeysIfAbsent,
   type IdempotencyKeyRow,
 } from "../../store/repositories/gateway-idempotency.js";
+import type { StoreSchema } from "../../store/schema.js";
 
 /** The operation of the keys that name the turns a write began with (never an append's key). */
-const PREFIX_OPERATION = "import-prefix";
+export const PREFIX_OPERATION = "import-prefix";
 
 /** What every write of one imported chain shares. */
 export interface ChainWrite {
@@ -24,13 +26,14 @@ export interface ChainWrite {
 
 /**
  * A history's turns (a turn starts at each user message that does not carry a tool's images
- * right after its result), a long turn split at the store's limit; each with the SHA-256 of its
- * messages.
+ * right after its result), a long turn split at the store's limit.
  */
-function turnsOf(messages: readonly Message[]): { messages: Message[]; sha256: string }[] {
+export function splitTurns<T extends { readonly role: Message["role"] }>(
+  messages: readonly T[],
+): T[][] {
   const size = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
-  const turns: Message[][] = [];
-  let current: Message[] = [];
+  const turns: T[][] = [];
+  let current: T[] = [];
   messages.forEach((message, index) => {
     const startsTurn = message.role === "user" && index > 0 && messages[index - 1]?.role !== "tool";
     if ((startsTurn || current.length === size) && current.length > 0) {
@@ -40,17 +43,28 @@ function turnsOf(messages: readonly Message[]): { messages: Message[]; sha256: s
     current.push(message);
   });
   if (current.length > 0) turns.push(current);
-  return turns.map((turn) => ({ messages: turn, sha256: sha256Hex(JSON.stringify(turn)) }));
+  return turns;
 }
 
-/** The idempotency key of a write: the source, its id, the branch, the anchor, the turns. */
-function writeKey(
+/** A history's turns (splitTurns), each with the SHA-256 of its messages as JSON. */
+function turnsOf(messages: readonly Message[]): { messages: Message[]; sha256: string }[] {
+  return splitTurns(messages).map((turn) => ({
+    messages: turn,
+    sha256: sha256Hex(JSON.stringify(turn)),
+  }));
+}
+
+/**
+ * The SHA-256 (hex) that names a write: of the source, its id, the branch, the anchor and the
+ * turns' own SHA-256. The write's idempotency key is `import-` and its first 48 digits.
+ */
+export function writeDigest(
   imported: ImportedConversation,
   label: string,
   anchor: string | null,
   turns: readonly { sha256: string }[],
 ): string {
-  const digest = sha256Hex(
+  return sha256Hex(
     [
       imported.source,
       imported.sourceId,
@@ -59,11 +73,20 @@ function writeKey(
       ...turns.map((turn) => turn.sha256),
     ].join("\u0000"),
   );
-  return `import-${digest.slice(0, 48)}`;
+}
+
+/** The idempotency key of a write: the source, its id, the branch, the anchor, the turns. */
+export function writeKey(
+  imported: ImportedConversation,
+  label: string,
+  anchor: string | null,
+  turns: readonly { sha256: string }[],
+): string {
+  return `import-${writeDigest(imported, label, anchor, turns).slice(0, 48)}`;
 }
 
 /** The message ids a recorded write stored, or undefined when it is not one. */
-function storedWrite(
+export function storedWrite(
   row: IdempotencyKeyRow | undefined,
 ): { conversationId: string; messageIds: string[] } | undefined {
   if (row === undefined || (row.operation !== "append" && row.operation !== PREFIX_OPERATION))
@@ -76,30 +99,113 @@ function storedWrite(
   return ids.length === messageIds.length ? { conversationId, messageIds: ids } : undefined;
 }
 
-/**
- * The longest run of `turns` from `next` (up to `end`) already written from `anchor`, with the
- * ids it stored: the keys of every run looked up in one read.
- */
-async function longestStoredRun(
-  chain: ChainWrite,
+/** What a write stored: its conversation and its messages' ids. */
+export interface StoredIds {
+  readonly conversationId: string;
+  readonly messageIds: string[];
+}
+
+/** A run of turns written before: where it stops, and what it stored. */
+export type StoredRun = StoredIds & { readonly stop: number };
+
+/** The keys of the runs of `turns` from `next` that end at `end`, `end - 1` … `next + 1`. */
+export function runKeys(
+  imported: ImportedConversation,
   label: string,
   anchor: string | null,
   turns: readonly { sha256: string }[],
   next: number,
   end: number,
-): Promise<{ stop: number; conversationId: string; messageIds: string[] } | undefined> {
+): string[] {
   const keys: string[] = [];
   for (let stop = end; stop > next; stop--)
-    keys.push(writeKey(chain.imported, label, anchor, turns.slice(next, stop)));
-  const rows = await findIdempotencyKeys(chain.store.database.db, chain.subject, keys);
-  if (rows.length === 0) return undefined;
+    keys.push(writeKey(imported, label, anchor, turns.slice(next, stop)));
+  return keys;
+}
+
+/**
+ * The longest of the runs of `keys` (runKeys) already written from `anchor`, with the ids it
+ * stored: the subject's recorded keys read in one query, and `recorded` (keys this process
+ * wrote and has not committed yet) beside them.
+ */
+export async function longestStoredRun(
+  db: Kysely<StoreSchema>,
+  subject: string,
+  keys: readonly string[],
+  end: number,
+  recorded: (key: string) => StoredIds | undefined = () => undefined,
+): Promise<StoredRun | undefined> {
+  const rows = await findIdempotencyKeys(db, subject, keys);
   const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
   for (const [index, key] of keys.entries()) {
-    const stored = storedWrite(byKey.get(key));
+    const stored = recorded(key) ?? storedWrite(byKey.get(key));
     if (stored !== undefined && stored.messageIds.length > 0)
       return { stop: end - index, ...stored };
   }
   return undefined;
+}
+
+/** What writing a history's turns takes (writeTurns). */
+export interface TurnWrites<T extends { readonly messages: readonly unknown[] }> {
+  /** The longest run of turns from `next` (up to `end`) written before from `anchor`. */
+  stored(anchor: string | null, next: number, end: number): Promise<StoredRun | undefined>;
+  /** Writes turns after `anchor` (null: a new chain, in `conversation` when given). */
+  write(
+    group: readonly T[],
+    anchor: string | null,
+    conversation: string | undefined,
+  ): Promise<{ ids: string[]; conversationId: string; written: number }>;
+}
+
+/**
+ * Appends a history's turns after `previous`, as few writes as the store allows: consecutive
+ * turns are written together, up to the store's limit of messages a write. Each write's
+ * idempotency key is made of the source, its id, the branch, the anchor and the turns' content,
+ * so a write is found again by what it holds: at each point the longest run of turns already
+ * written from that anchor (by this import or an earlier one, whatever its grouping) is taken as
+ * stored, and only what follows is written. A re-run writes nothing; a session that grew
+ * continues its chain after the turns stored before (a last turn that changed becomes a fork
+ * beside the earlier one). Returns the stored ids in order and how many messages this run wrote.
+ */
+export async function writeTurns<T extends { readonly messages: readonly unknown[] }>(
+  turns: readonly T[],
+  previous: string | null,
+  conversationId: string | undefined,
+  writes: TurnWrites<T>,
+): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
+  const limit = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
+  const ids: string[] = [];
+  let written = 0;
+  let anchor = previous;
+  let conversation = conversationId;
+  let next = 0;
+  while (next < turns.length) {
+    // The turns that fit in one write from here.
+    let end = next;
+    let size = 0;
+    while (end < turns.length && size + (turns[end]?.messages.length ?? 0) <= limit) {
+      size += turns[end]?.messages.length ?? 0;
+      end++;
+    }
+    // The longest of them already written from this anchor.
+    const replayed = await writes.stored(anchor, next, end);
+    if (replayed !== undefined) {
+      ids.push(...replayed.messageIds);
+      anchor = replayed.messageIds[replayed.messageIds.length - 1] ?? anchor;
+      conversation = replayed.conversationId;
+      next = replayed.stop;
+      continue;
+    }
+    const stored = await writes.write(turns.slice(next, end), anchor, conversation);
+    const last = stored.ids[stored.ids.length - 1];
+    if (last === undefined) break;
+    ids.push(...stored.ids);
+    written += stored.written;
+    anchor = last;
+    conversation = stored.conversationId;
+    next = end;
+  }
+  return { ids, written, conversationId: conversation };
 }
 
 /**
@@ -138,14 +244,8 @@ async function recordPrefixes(
 }
 
 /**
- * Appends a history after `previous`, as few writes as the store allows: consecutive turns
- * are written together, up to the store's limit of messages a write. Each write's idempotency
- * key is made of the source, its id, the branch, the anchor and the turns' content, so a write
- * is found again by what it holds: at each point the longest run of turns already written from
- * that anchor (by this import or an earlier one, whatever its grouping) is taken as stored, and
- * only what follows is written. A re-run writes nothing; a session that grew continues its
- * chain after the turns stored before (a last turn that changed becomes a fork beside the
- * earlier one). Returns the stored ids in order and how many messages this run wrote.
+ * Appends a history after `previous` through the gateway's `appendMessages` (writeTurns), each
+ * write with its idempotency key, then its prefix keys.
  */
 export async function appendMessagesFrom(
   chain: ChainWrite,
@@ -155,51 +255,32 @@ export async function appendMessagesFrom(
   conversationId: string | undefined,
 ): Promise<{ ids: string[]; written: number; conversationId: string | undefined }> {
   const { store, subject, imported, startedAt, metadata } = chain;
-  const limit = DEFAULT_GATEWAY_LIMITS.maxMessagesPerWrite;
   const turns = turnsOf(messages);
-  const ids: string[] = [];
-  let written = 0;
-  let anchor = previous;
-  let conversation = conversationId;
-  let next = 0;
-  while (next < turns.length) {
-    // The turns that fit in one write from here.
-    let end = next;
-    let size = 0;
-    while (end < turns.length && size + (turns[end]?.messages.length ?? 0) <= limit) {
-      size += turns[end]?.messages.length ?? 0;
-      end++;
-    }
-    // The longest of them already written from this anchor.
-    const replayed = await longestStoredRun(chain, label, anchor, turns, next, end);
-    if (replayed !== undefined) {
-      ids.push(...replayed.messageIds);
-      anchor = replayed.messageIds[replayed.messageIds.length - 1] ?? anchor;
-      conversation = replayed.conversationId;
-      next = replayed.stop;
-      continue;
-    }
-    const group = turns.slice(next, end);
-    const starts = anchor === null && conversation === undefined;
-    const stored = await store.appendMessages(subject, {
-      previousMessageId: anchor,
-      ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
-      messages: group.flatMap((turn) =>
-        turn.messages.map((message) => ({ role: message.role, content: message.content })),
+  return writeTurns(turns, previous, conversationId, {
+    stored: (anchor, next, end) =>
+      longestStoredRun(
+        store.database.db,
+        subject,
+        runKeys(imported, label, anchor, turns, next, end),
+        end,
       ),
-      idempotencyKey: writeKey(imported, label, anchor, group),
-      ...(starts ? { conversationMetadata: { ...metadata } } : {}),
-    });
-    for (const message of stored) {
-      ids.push(message.id);
-      if (message.createdAt >= startedAt) written++;
-    }
-    const last = stored[stored.length - 1];
-    if (last === undefined) break;
-    await recordPrefixes(chain, label, anchor, group, stored);
-    anchor = last.id;
-    conversation = last.conversationId;
-    next = end;
-  }
-  return { ids, written, conversationId: conversation };
+    async write(group, anchor, conversation) {
+      const starts = anchor === null && conversation === undefined;
+      const stored = await store.appendMessages(subject, {
+        previousMessageId: anchor,
+        ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
+        messages: group.flatMap((turn) =>
+          turn.messages.map((message) => ({ role: message.role, content: message.content })),
+        ),
+        idempotencyKey: writeKey(imported, label, anchor, group),
+        ...(starts ? { conversationMetadata: { ...metadata } } : {}),
+      });
+      if (stored.length > 0) await recordPrefixes(chain, label, anchor, group, stored);
+      return {
+        ids: stored.map((message) => message.id),
+        conversationId: stored[0]?.conversationId ?? "",
+        written: stored.filter((message) => message.createdAt >= startedAt).length,
+      };
+    },
+  });
 }

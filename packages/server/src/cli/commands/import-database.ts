@@ -36,6 +36,11 @@ import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js"
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
 import { beginBulkImport } from "../../store/bulk-import.js";
 import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
+import {
+  ImportedChainRows,
+  type ConversationRows,
+  type ImportedChainRowsOptions,
+} from "./import-chain-rows.js";
 
 /** What happened to one conversation in the store. */
 export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
@@ -54,11 +59,11 @@ export interface ChainImport {
 }
 
 /**
- * Appends an imported conversation's history to the store as one chain (B4), one write per turn
- * (at most the store's limit each), each with an idempotency key made of the source, its id,
- * the anchor and the content: re-running the import writes nothing; a session that grew
- * continues its chain (a last turn that changed becomes a fork beside the earlier one, as a
- * retry would).
+ * Appends an imported conversation's history to the store as one chain (B4) through the
+ * gateway's `appendMessages`, one write per run of turns (at most the store's limit each), each
+ * with an idempotency key made of the source, its id, the anchor and the content. The import
+ * itself writes the same rows through `ImportedChainRows` (import-chain-rows.ts); this path is
+ * the reference its rows are compared with (test/interop/import-rows.test.ts).
  */
 export async function appendImportedChain(
   store: GatewayMessageStore,
@@ -68,9 +73,59 @@ export async function appendImportedChain(
   /** More metadata for the conversation when it is created (e.g. a sub-agent's parent). */
   links: Readonly<Record<string, string>> = {},
 ): Promise<ChainImport> {
+  const chain: ChainWrite = {
+    store,
+    subject,
+    imported,
+    startedAt,
+    metadata: chainMetadata(imported, links),
+  };
+  return appendChainWith(imported, {
+    same: (a, b) => JSON.stringify(a) === JSON.stringify(b),
+    append: (label, messages, previous, conversationId) =>
+      appendMessagesFrom(chain, label, messages, previous, conversationId),
+  });
+}
+
+/** A conversation's metadata in the store: its source, id and file, and `links`. */
+function chainMetadata(
+  imported: ImportedConversation,
+  links: Readonly<Record<string, string>>,
+): Record<string, string> {
+  return {
+    source: imported.source,
+    source_id: imported.sourceId.slice(0, 200),
+    file: basename(imported.file).slice(0, 200),
+    ...links,
+  };
+}
+
+/**
+ * Appends an imported conversation as one chain with `rows` (the import's write path): re-running
+ * the import writes nothing; a session that grew continues its chain (a last turn that changed
+ * becomes a fork beside the earlier one, as a retry would); the other branches of the source
+ * become forks where they leave the main history. A conversation refused (VerbatimError) writes
+ * nothing.
+ */
+export async function appendImportedChainRows(
+  rows: ImportedChainRows,
+  imported: ImportedConversation,
+  links: Readonly<Record<string, string>> = {},
+): Promise<ChainImport> {
+  if (imported.conversation.history.length === 0) return appendChainWith(imported, undefined);
+  return rows.conversation(imported, chainMetadata(imported, links), (writes) =>
+    appendChainWith(imported, writes),
+  );
+}
+
+/** The chain of a conversation and its forks, written by `writes`. */
+async function appendChainWith(
+  imported: ImportedConversation,
+  writes: Pick<ConversationRows, "same" | "append"> | undefined,
+): Promise<ChainImport> {
   const base = { name: imported.name, sourceId: imported.sourceId, file: imported.file };
   const history = imported.conversation.history;
-  if (history.length === 0) {
+  if (history.length === 0 || writes === undefined) {
     return {
       ...base,
       outcome: "empty",
@@ -78,28 +133,21 @@ export async function appendImportedChain(
       messages: 0,
     };
   }
-  const chain: ChainWrite = {
-    store,
-    subject,
-    imported,
-    startedAt,
-    metadata: {
-      source: imported.source,
-      source_id: imported.sourceId.slice(0, 200),
-      file: basename(imported.file).slice(0, 200),
-      ...links,
-    },
-  };
-  const main = await appendMessagesFrom(chain, "main", history, null, undefined);
+  const main = await writes.append("main", history, null, undefined);
   const conversationId = main.ids.length === 0 ? undefined : main.conversationId;
   // Other branches become forks where they leave the main history (B4: a continuation of an
   // earlier message starts a new branch of the same conversation).
   let forks = 0;
   for (const [index, branch] of (imported.branches ?? []).entries()) {
-    const shared = sharedPrefix(history, branch);
+    let shared = 0;
+    while (
+      shared < history.length &&
+      shared < branch.length &&
+      writes.same(history[shared] as Message, branch[shared] as Message)
+    )
+      shared++;
     if (shared === branch.length) continue;
-    await appendMessagesFrom(
-      chain,
+    await writes.append(
       `branch-${index}`,
       branch.slice(shared),
       shared === 0 ? null : (main.ids[shared - 1] ?? null),
@@ -117,18 +165,6 @@ export async function appendImportedChain(
     messages: history.length,
     forks,
   };
-}
-
-/** How many messages two histories share from the start. */
-function sharedPrefix(a: readonly Message[], b: readonly Message[]): number {
-  let index = 0;
-  while (
-    index < a.length &&
-    index < b.length &&
-    JSON.stringify(a[index]) === JSON.stringify(b[index])
-  )
-    index++;
-  return index;
 }
 
 export interface DatabaseImportReport {
@@ -153,10 +189,10 @@ export async function importChainsIntoDatabase(
   subject: string,
   files: readonly string[],
   onProgress?: (progress: ImportProgress) => void,
+  options: ImportedChainRowsOptions = {},
 ): Promise<DatabaseImportReport> {
   const fileDone = await progressCounter(files, onProgress);
-  const store = new GatewayMessageStore(database);
-  const startedAt = store.now();
+  const rows = new ImportedChainRows(database, subject, options);
   const report: DatabaseImportReport = {
     source,
     database: databaseName,
@@ -185,13 +221,7 @@ export async function importChainsIntoDatabase(
     for (const imported of result.conversations) {
       let outcome: ChainImport;
       try {
-        outcome = await appendImportedChain(
-          store,
-          subject,
-          imported,
-          startedAt,
-          links.metadataFor(imported),
-        );
+        outcome = await appendImportedChainRows(rows, imported, links.metadataFor(imported));
         links.remember(imported, outcome.conversationId);
       } catch (error) {
         if (!(error instanceof VerbatimError)) throw error;
@@ -211,6 +241,9 @@ export async function importChainsIntoDatabase(
       result.conversations.reduce((sum, imported) => sum + imported.conversation.history.length, 0),
     );
   }
+  // What the last batch holds (a failure before this leaves the batch unwritten: the run is
+  // made again from what was committed).
+  await rows.flush();
   return report;
 }
 

@@ -177,7 +177,8 @@ export async function insertBranch(db: Kysely<StoreSchema>, branch: NewBranch): 
   await insertBranchQuery.run(db, ...BRANCH_COLUMNS.map((column) => branch[column]));
 }
 
-const MESSAGE_COLUMNS = [
+/** The columns of a message row, in the order the inserts name them. */
+export const MESSAGE_COLUMNS = [
   "id",
   "subject_uid",
   "conversation_id",
