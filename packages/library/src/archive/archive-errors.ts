@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { VerbatimError, isVerbatimError } from "../core/errors.js";
 import { shownPath } from "./package-folders.js";
 
@@ -7,7 +7,8 @@ import { shownPath } from "./package-folders.js";
 export async function requirePackageFolder(packageDir: string): Promise<void> {
   let problem: string;
   try {
-    const info = await stat(packageDir);
+    // A metadata read without the thread pool's round trip (which costs more than the call).
+    const info = statSync(packageDir);
     if (info.isDirectory()) return;
     problem = "is not a folder";
   } catch (error) {

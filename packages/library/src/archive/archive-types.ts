@@ -25,6 +25,13 @@ export interface OpenArchiveOptions {
    * returns.
    */
   folderSyncs?: FolderSyncBatch;
+  /**
+   * The archive is opened for one save (an import): the open does not freeze what it read nor
+   * check it against the file, and a save neither freezes its input nor keeps what a next save
+   * would reuse (the encoded pieces, the input's references, the file's fingerprint). What is
+   * written is the same; a later save is still correct, it compares with the disk instead.
+   */
+  singleSave?: boolean;
 }
 
 /** What the panel shows after opening: one notice for an unreadable saved conversation (A14). */

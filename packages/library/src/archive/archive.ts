@@ -97,6 +97,7 @@ export async function openArchiveWith(
     options.onChangedWithoutUndo,
     internals,
     options.folderSyncs,
+    options.singleSave === true,
   );
   if (kind !== "document" || !settings().keepConversation) {
     return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
@@ -145,6 +146,8 @@ class PackageArchive implements ConversationArchive {
     private readonly hook: (() => void) | undefined,
     internals: ArchiveInternals,
     private readonly folderSyncs: FolderSyncBatch | undefined,
+    /** OpenArchiveOptions.singleSave: nothing is frozen or kept for a next save. */
+    private readonly singleSave = false,
   ) {
     this.writer = internals.writer ?? atomicFileWriter();
     this.budgetBytes = internals.budgetBytes ?? IMAGE_BUDGET_BYTES;
@@ -176,7 +179,7 @@ class PackageArchive implements ConversationArchive {
     const file = disk.openFile;
     disk.openFile = undefined;
     if (file === undefined) return;
-    if (imageBytes > this.budgetBytes) {
+    if (imageBytes > this.budgetBytes || this.singleSave) {
       void file.handle.close().catch(() => {});
       return;
     }
@@ -211,10 +214,13 @@ class PackageArchive implements ConversationArchive {
   ): Promise<SaveResult> {
     // Elements the last save (or the open) already took in are frozen; an unchanged save
     // recognises them by identity and walks nothing else.
-    const reference = this.lastInput ?? this.openCheck?.snapshot;
-    const asReference = reference !== undefined && sameInput(conversation, images, reference);
-    if (!asReference) freezeSavedElements(conversation, reference);
-    const sameAsLast = asReference ? reference : undefined;
+    let sameAsLast: InputSnapshot | undefined;
+    if (!this.singleSave) {
+      const reference = this.lastInput ?? this.openCheck?.snapshot;
+      const asReference = reference !== undefined && sameInput(conversation, images, reference);
+      if (!asReference) freezeSavedElements(conversation, reference);
+      sameAsLast = asReference ? reference : undefined;
+    }
     return serialised(this.paths.packageDir, async () => {
       try {
         if (this.kind !== "document") return { outcome: "skipped", bytesWritten: 0 };
@@ -334,7 +340,8 @@ class PackageArchive implements ConversationArchive {
     return applyImageBudget(conversation, images, {
       budgetBytes: this.budgetBytes,
       canStore: (name) => !blocked.has(name),
-      copies: this.copies,
+      // The copies are kept by identity for the next save: not with unfrozen input.
+      copies: this.singleSave ? new WeakMap() : this.copies,
     });
   }
 
@@ -367,7 +374,12 @@ class PackageArchive implements ConversationArchive {
       this.previousPieces = undefined;
       this.encoder = new ConversationEncoder();
     }
-    const pieces = streamed ? undefined : this.encoder.encode(budget.conversation);
+    // One save only: the canonical text in a few large pieces, nothing kept per element.
+    const pieces = streamed
+      ? undefined
+      : this.singleSave
+        ? [...streamedPieces(budget.conversation)]
+        : this.encoder.encode(budget.conversation);
     const agentBefore = folders.agentFolder();
     const conversationChanged =
       this.previousPieces !== undefined && pieces !== undefined
@@ -389,8 +401,7 @@ class PackageArchive implements ConversationArchive {
     );
     await this.removeTemporaries(folders);
     if (!conversationChanged && newImages.length === 0 && staleImages.length === 0) {
-      this.previousPieces = pieces;
-      this.lastInput = snapshotInput(conversation, images);
+      this.remember(conversation, images, pieces);
       return { outcome: "unchanged", bytesWritten: 0 };
     }
 
@@ -425,12 +436,32 @@ class PackageArchive implements ConversationArchive {
       disk.verifiedImages.delete(name);
       disk.otherImages.delete(name);
     }
+    if (this.remember(conversation, images, pieces)) {
+      const file = await entryAt(agent.entry(CONVERSATION_FILE));
+      disk.conversationFingerprint = file.fingerprint;
+      disk.imagesFingerprint = folders.imagesFolder()?.fingerprint;
+    }
+    return { outcome: "rewritten", bytesWritten };
+  }
+
+  /**
+   * Keeps what the next save reuses (the pieces, the input's references); returns false when
+   * the archive is for a single save: then nothing is kept, and the disk state is marked as
+   * unknown, so that a later save looks at the disk again.
+   */
+  private remember(
+    conversation: SavedConversation,
+    images: ReadonlyMap<string, Uint8Array>,
+    pieces: Buffer[] | undefined,
+  ): boolean {
+    if (this.singleSave) {
+      this.disk.conversationFingerprint = undefined;
+      this.disk.imagesFingerprint = undefined;
+      return false;
+    }
     this.previousPieces = pieces;
     this.lastInput = snapshotInput(conversation, images);
-    const file = await entryAt(agent.entry(CONVERSATION_FILE));
-    disk.conversationFingerprint = file.fingerprint;
-    disk.imagesFingerprint = folders.imagesFolder()?.fingerprint;
-    return { outcome: "rewritten", bytesWritten };
+    return true;
   }
 
   /**

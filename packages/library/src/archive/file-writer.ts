@@ -1,7 +1,17 @@
 import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { mkdir, open, rename, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import {
+  closeSync,
+  constants,
+  fsync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writevSync,
+} from "node:fs";
+import { open, rename, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { shownPath } from "./package-folders.js";
 
@@ -96,6 +106,21 @@ export function* stagedWrites(pieces: Iterable<Uint8Array>, staging: Buffer): Ge
   if (filled > 0) yield filled;
 }
 
+/** What is left of `buffers` after a write took their first `written` bytes. */
+function unwritten(buffers: readonly Uint8Array[], written: number): Uint8Array[] {
+  let skip = written;
+  const rest: Uint8Array[] = [];
+  for (const buffer of buffers) {
+    if (skip >= buffer.length) {
+      skip -= buffer.length;
+      continue;
+    }
+    rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+    skip = 0;
+  }
+  return rest;
+}
+
 /** Writes all of `buffers` at the handle's position, looping over short writes. */
 export async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
   let remaining = buffers;
@@ -104,19 +129,31 @@ export async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promi
     if (total === 0) return;
     const { bytesWritten } = await handle.writev(remaining);
     if (bytesWritten >= total) return;
-    let skip = bytesWritten;
-    const rest: Uint8Array[] = [];
-    for (const buffer of remaining) {
-      if (skip >= buffer.length) {
-        skip -= buffer.length;
-        continue;
-      }
-      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
-      skip = 0;
-    }
-    remaining = rest;
+    remaining = unwritten(remaining, bytesWritten);
   }
 }
+
+/** `writeAll` with a direct call, on a descriptor. */
+function writeAllNow(descriptor: number, buffers: readonly Uint8Array[]): void {
+  let remaining = buffers;
+  for (;;) {
+    const total = remaining.reduce((sum, buffer) => sum + buffer.length, 0);
+    if (total === 0) return;
+    const written = writevSync(descriptor, remaining);
+    if (written >= total) return;
+    remaining = unwritten(remaining, written);
+  }
+}
+
+/** fsync of a descriptor on the thread pool (the one step of a small write that waits for the disk). */
+const fsyncDescriptor = promisify(fsync);
+
+/**
+ * Up to this many bytes, a file the pieces of which are already made is written with direct
+ * calls (open, write, close, rename), only its fsync going through the thread pool: each round
+ * trip through the pool costs more than such a call (docs/archive.md, "Crash safety").
+ */
+const DIRECT_WRITE_BYTES = 1024 * 1024;
 
 export function temporaryFileName(): string {
   return `.verbatim-${randomBytes(8).toString("hex")}.tmp`;
@@ -133,18 +170,73 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
   const step: StepHook =
     onStep === undefined ? () => {} : (name, path) => onStep(name, shownPath(path));
   const pieceBytes = options.pieceBytes ?? DEFAULT_PIECE_BYTES;
+  /** `writeFile` for a small file whose pieces are made: the same steps, fewer round trips. */
+  async function writeSmallFile(
+    folder: string,
+    name: string,
+    pieces: readonly Uint8Array[],
+    length: number,
+  ): Promise<number> {
+    const temporary = join(folder, temporaryFileName());
+    step("openTemporary", temporary);
+    const descriptor = openSync(temporary, "wx");
+    try {
+      for (const group of writeGroups(pieces, pieceBytes)) {
+        step("write", temporary);
+        writeAllNow(descriptor, group);
+      }
+      step("fsyncFile", temporary);
+      await fsyncDescriptor(descriptor);
+    } catch (error) {
+      try {
+        closeSync(descriptor);
+        unlinkSync(temporary);
+      } catch {
+        // The first failure is the one reported.
+      }
+      throw error;
+    }
+    closeSync(descriptor);
+    const target = join(folder, name);
+    step("rename", target);
+    try {
+      renameSync(temporary, target);
+    } catch (error) {
+      await unlink(temporary).catch(() => {});
+      throw error;
+    }
+    return length;
+  }
+
   return {
     async writeFile(folder, name, pieces) {
+      if (Array.isArray(pieces)) {
+        let length = 0;
+        for (const piece of pieces as readonly Uint8Array[]) length += piece.length;
+        if (length <= DIRECT_WRITE_BYTES) {
+          return writeSmallFile(folder, name, pieces as readonly Uint8Array[], length);
+        }
+      }
       const temporary = join(folder, temporaryFileName());
       step("openTemporary", temporary);
       const handle = await open(temporary, "wx");
       let written = 0;
       try {
-        const staging = Buffer.allocUnsafe(pieceBytes);
-        for (const filled of stagedWrites(pieces, staging)) {
-          step("write", temporary);
-          await writeAll(handle, [staging.subarray(0, filled)]);
-          written += filled;
+        if (Array.isArray(pieces)) {
+          // Pieces already made (a conversation's encoding, an image): written as they are, a
+          // few at a time (no copy).
+          for (const group of writeGroups(pieces as readonly Uint8Array[], pieceBytes)) {
+            step("write", temporary);
+            await writeAll(handle, group);
+            for (const piece of group) written += piece.length;
+          }
+        } else {
+          const staging = Buffer.allocUnsafe(pieceBytes);
+          for (const filled of stagedWrites(pieces, staging)) {
+            step("write", temporary);
+            await writeAll(handle, [staging.subarray(0, filled)]);
+            written += filled;
+          }
         }
         step("fsyncFile", temporary);
         await handle.sync();
@@ -170,7 +262,8 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
     },
     async makeFolder(path) {
       step("makeFolder", path);
-      await mkdir(path);
+      // A direct call: cheaper than the thread pool's round trip.
+      mkdirSync(path);
     },
     async removeFile(path) {
       step("removeFile", path);
@@ -185,10 +278,11 @@ export function atomicFileWriter(options: FileWriterOptions = {}): PackageFileWr
 
 /** Makes the renames and removals in `folder` durable (fsync of the folder itself). */
 export async function fsyncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+  // Opened and closed with direct calls; only the fsync waits on the thread pool.
+  const descriptor = openSync(folder, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
   try {
-    await handle.sync();
+    await fsyncDescriptor(descriptor);
   } finally {
-    await handle.close();
+    closeSync(descriptor);
   }
 }

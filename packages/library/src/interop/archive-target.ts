@@ -1,4 +1,5 @@
-import { lstat, mkdir, readFile } from "node:fs/promises";
+import { lstatSync, mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { openArchive } from "../archive/archive.js";
 import type { FolderSyncBatch } from "../archive/folder-sync-batch.js";
@@ -78,8 +79,12 @@ export async function alreadyImported(
   const agent = join(path, AGENT_FOLDER);
   const file = join(agent, CONVERSATION_FILE);
   try {
-    const [folder, entry] = await Promise.all([lstat(agent), lstat(file)]);
-    if (!folder.isDirectory() || !entry.isFile()) return undefined;
+    // Looked at without the thread pool's round trip (and without an error when absent, the
+    // case of every new package): cheaper than the call itself.
+    const folder = lstatSync(agent, { throwIfNoEntry: false });
+    if (folder?.isDirectory() !== true) return undefined;
+    const entry = lstatSync(file, { throwIfNoEntry: false });
+    if (entry?.isFile() !== true) return undefined;
     const conversation = JSON.parse(await readFile(file, "utf8")) as SavedConversation;
     const stamp = conversation.formatVersion === 1 ? importStampOf(conversation) : undefined;
     if (
@@ -118,14 +123,18 @@ export async function writeImportedPackage(
   const path = join(into, imported.name);
   const unchanged = await alreadyImported(path, imported);
   if (unchanged !== undefined) return unchanged;
-  const created = await mkdir(path, { recursive: true });
+  // A direct call: cheaper than the thread pool's round trip.
+  const created = mkdirSync(path, { recursive: true });
   if (created !== undefined && folderSyncs !== undefined) {
     // Each new folder's entry is in its parent: the parents from the first one created down.
     const first = resolve(created);
     for (let folder = resolve(path); folder.length >= first.length; folder = dirname(folder))
       folderSyncs.add(dirname(folder));
   }
-  const opened = await openArchive(path, folderSyncs === undefined ? {} : { folderSyncs });
+  const opened = await openArchive(
+    path,
+    folderSyncs === undefined ? { singleSave: true } : { folderSyncs, singleSave: true },
+  );
   const base = { name: imported.name, path };
   const unreadable = opened.notices.find((notice) => notice.kind === "unreadableConversation");
   if (unreadable !== undefined) {
