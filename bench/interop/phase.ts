@@ -4,9 +4,14 @@
  * and `codex-read <folder>` read and convert every file without writing; `claude-code <folder>
  * <into>` and `codex <folder> <into>` import it into packages; `claude-code-sqlite` and
  * `codex-sqlite <folder> <file>` run `verbatim import … --into sqlite:<file>` (one chain per
- * conversation, search indexed and durable when it returns; the database migrated before the
- * clock starts). Prints one JSON line:
- * seconds, CPU seconds (this process's user and system time), bytes read, peak resident memory.
+ * conversation, durable when it returns, its rows pending for the search index, which search
+ * finds meanwhile; the database migrated before the clock starts); `claude-code-sqlite-index`
+ * and `codex-sqlite-index <folder> <file>` index the rows the import left pending at once
+ * (`verbatim db index`: catchUpSearchIndex in 20,000-row transactions), and
+ * `…-sqlite-catch-up <folder> <file>` as a running server does (SERVER_CATCH_UP_PACE, a turn of
+ * the event loop between transactions), with the longest transaction. Prints one JSON line:
+ * seconds, CPU seconds (this process's user and system time), bytes read, peak resident memory
+ * (and for the index phases the rows indexed and the longest transaction in ms).
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +31,8 @@ function files(folder: string): string[] {
 }
 
 const [phase = "", folder = "", into = ""] = process.argv.slice(2);
+const indexingPhase = (name: string): boolean =>
+  name.endsWith("-sqlite-index") || name.endsWith("-sqlite-catch-up");
 const list = files(folder);
 let bytes = 0;
 for (const file of list) bytes += statSync(file).size;
@@ -47,9 +54,33 @@ if (cli !== undefined) {
   const { loadServerCommand } = await import("../../packages/library/src/cli/server-commands.js");
   await loadServerCommand("import database");
 }
+// The index phases open the imported store before the clock starts.
+const indexing = indexingPhase(phase);
+const store = indexing
+  ? {
+      ...(await import("../../packages/server/src/store/search-deferral.js")),
+      database: await (
+        await import("../../packages/server/src/store/database.js")
+      ).openDatabase({ dialect: "sqlite", path: into }, { poolSize: 1 }),
+    }
+  : undefined;
+let caughtUp: { rows: number; longestMs: number; transactions: number } | undefined;
 const start = process.hrtime.bigint();
 const cpuStart = process.cpuUsage();
-if (cli !== undefined) {
+if (store !== undefined) {
+  caughtUp = await store.catchUpSearchIndex(
+    store.database,
+    phase.endsWith("-sqlite-index")
+      ? store.CATCH_UP_AT_ONCE
+      : {
+          ...store.SERVER_CATCH_UP_PACE,
+          pause: () => new Promise((resolve) => setImmediate(resolve)),
+        },
+  );
+  if (caughtUp.rows === 0) throw new Error("no pending row indexed");
+  if ((await store.pendingSearchDeferrals(store.database)) > 0)
+    throw new Error("deferrals left after the catch-up");
+} else if (cli !== undefined) {
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
   const io = cli.bufferIO();
   const code = await cli.main(
@@ -85,6 +116,7 @@ if (cli !== undefined) {
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 const cpu = process.cpuUsage(cpuStart);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+await store?.database.close();
 process.stdout.write(
-  `${JSON.stringify({ phase, seconds, cpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`,
+  `${JSON.stringify({ phase, seconds, cpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024, ...(caughtUp === undefined ? {} : { rows: caughtUp.rows, transactions: caughtUp.transactions, longestMs: caughtUp.longestMs }) })}\n`,
 );

@@ -4,7 +4,11 @@
  * not the folder). Generates a seeded folder of sessions in Claude Code's and Codex's shapes,
  * then, each in a fresh process: the JSON.parse baseline, the importer's own work (read and
  * convert, no writes), the import into one package per session (durable writes through the
- * archive), and the idempotent re-run, which writes nothing. Prints MB/s, the ratio to the baseline, and peak memory
+ * archive), and the idempotent re-run, which writes nothing; into one SQLite store, the import
+ * (the command returns with its rows pending for the search index) and, as rows of their own,
+ * indexing them afterwards at once (`verbatim db index`) and at a running server's pace (on a
+ * copy of the store, with its longest transaction), and the import plus the index at once beside
+ * the baseline. Prints MB/s, the ratio to the baseline, and peak memory
  * beside the largest session's size; and the CPU time of each phase beside the baseline's (on a
  * loaded machine the wall-clock ratio measures the load as much as the code; the CPU ratio
  * less so, though it leaves out the time spent waiting for the disk).
@@ -14,7 +18,7 @@
  * The issue's full size is `--megabytes 1000` (1 GB); the default runs in about a minute.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +50,10 @@ interface PhaseResult {
   readonly bytes: number;
   readonly files: number;
   readonly maxRssBytes: number;
+  /** Index phases: rows indexed, transactions, the longest one in ms. */
+  readonly rows?: number;
+  readonly transactions?: number;
+  readonly longestMs?: number;
 }
 
 function runPhase(args: readonly string[]): PhaseResult {
@@ -95,9 +103,36 @@ try {
       baseline,
     });
     const store = join(folder, `store-${source}.sqlite`);
+    const imported = runPhase([`${source}-sqlite`, sourceFolder, store]);
     rows.push({
-      name: `import ${source} into one SQLite store`,
-      result: runPhase([`${source}-sqlite`, sourceFolder, store]),
+      name: `import ${source} into one SQLite store (returns, rows pending for search)`,
+      result: imported,
+      baseline,
+    });
+    // The same pending rows, indexed at a server's pace on a copy of the store.
+    const copy = join(folder, `store-${source}-copy.sqlite`);
+    for (const suffix of ["", "-wal"])
+      if (existsSync(`${store}${suffix}`)) copyFileSync(`${store}${suffix}`, `${copy}${suffix}`);
+    const indexed = runPhase([`${source}-sqlite-index`, sourceFolder, store]);
+    rows.push({
+      name: `index ${source}'s pending rows for search afterwards (db index)`,
+      result: indexed,
+      baseline,
+    });
+    rows.push({
+      name: `import ${source} into the store + index afterwards`,
+      result: {
+        ...imported,
+        phase: "import + index",
+        seconds: imported.seconds + indexed.seconds,
+        cpuSeconds: imported.cpuSeconds + indexed.cpuSeconds,
+        maxRssBytes: Math.max(imported.maxRssBytes, indexed.maxRssBytes),
+      },
+      baseline,
+    });
+    rows.push({
+      name: `index ${source}'s pending rows at a server's pace (background catch-up)`,
+      result: runPhase([`${source}-sqlite-catch-up`, sourceFolder, copy]),
       baseline,
     });
     rows.push({
@@ -114,6 +149,12 @@ try {
     const baseRate = baseline.bytes / 1e6 / baseline.seconds;
     process.stdout.write(
       `| ${name} | ${result.files} | ${mb(result.bytes)} | ${result.seconds.toFixed(2)} | ${rate.toFixed(1)} | ${(rate / baseRate).toFixed(2)} | ${result.cpuSeconds.toFixed(2)} | ${(baseline.cpuSeconds / result.cpuSeconds).toFixed(2)} | ${mb(result.maxRssBytes)} |\n`,
+    );
+  }
+  for (const { name, result } of rows) {
+    if (result.longestMs === undefined) continue;
+    process.stdout.write(
+      `${name}: ${result.rows ?? 0} rows in ${result.transactions ?? 0} transaction(s), the longest ${result.longestMs.toFixed(1)} ms\n`,
     );
   }
 } finally {

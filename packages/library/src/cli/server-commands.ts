@@ -7,6 +7,7 @@ export type ServerCommandName =
   | "keys create"
   | "keys revoke"
   | "db migrate"
+  | "db index"
   | "import database"
   | "export database"
   | "cache-report";

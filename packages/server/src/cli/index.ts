@@ -9,6 +9,7 @@ export const serverCommands: Readonly<Record<ServerCommandName, () => Promise<Co
   "keys create": async () => (await import("./commands/keys.js")).keysCreate,
   "keys revoke": async () => (await import("./commands/keys.js")).keysRevoke,
   "db migrate": async () => (await import("./commands/db-migrate.js")).dbMigrate,
+  "db index": async () => (await import("./commands/db-index.js")).dbIndex,
   "import database": async () => (await import("./commands/import-database.js")).importDatabase,
   "export database": async () => (await import("./commands/export-database.js")).exportDatabase,
   "cache-report": async () => (await import("./commands/cache-report.js")).cacheReport,

@@ -10,6 +10,7 @@ import {
   migrateDatabase,
 } from "../store/index.js";
 import { backfillLine, backfillRecordedHistory } from "../gateway/recorded-backfill.js";
+import { startSearchIndexCatchUp } from "../store/search-deferral.js";
 import { prepareConsolePage } from "./console-page.js";
 import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
@@ -93,7 +94,10 @@ export async function openStore(
   return openDatabase(location, { preparedStatements });
 }
 
-/** `verbatim serve`: open and migrate the database, then listen. */
+/**
+ * `verbatim serve`: open and migrate the database, then listen; then index, in the background,
+ * the rows imports left for the search index (store/search-deferral.ts).
+ */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
   // Settings from the environment first: a typo stops the start before the database is touched.
@@ -152,6 +156,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     const port = typeof address === "object" && address !== null ? address.port : options.port;
     const shownHost = host.includes(":") ? `[${host}]` : host;
     const running = app;
+    // Rows imports left for the search index, indexed in small steps while the server answers
+    // (search finds them meanwhile), and those of imports made while it runs.
+    const searchCatchUp = startSearchIndexCatchUp(database);
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -166,6 +173,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           // clients that never closed them (nothing runs on them any more).
           await running.close();
           running.server.closeAllConnections();
+          await searchCatchUp.stop();
           await database.close();
         })();
         return closing;

@@ -4,19 +4,23 @@ import { deferSearchIndex } from "./search-deferral.js";
 
 /**
  * What a bulk import (`verbatim import … --into <database>`) sets up before it writes: SQLite
- * commits without an fsync each (deferDurability) and the search indexes filled at the end
- * (deferSearchIndex). `finish` indexes the imported rows, then makes everything durable: when it
- * returns, search finds every imported row and a power loss loses none. Call it on failure too.
+ * commits without an fsync each (deferDurability) and the search indexes left for afterwards
+ * (deferSearchIndex). `finish` ends the deferral, which stays pending: its rows are indexed
+ * later (by a running server in the background, or `verbatim db index`), and search finds them
+ * meanwhile; with `indexNow` (`import --index-now`) they are indexed before it returns. Then it
+ * makes everything durable: when it returns, a power loss loses no imported row. Call it on
+ * failure too.
  */
 export async function beginBulkImport(
   database: StoreDatabase,
+  options: { readonly indexNow?: boolean } = {},
 ): Promise<{ finish(): Promise<void> }> {
   const durability = await deferDurability(database);
   const search = await deferSearchIndex(database);
   return {
     async finish() {
       try {
-        await search.finish();
+        await search.finish({ index: options.indexNow === true });
       } finally {
         await durability.finish();
       }

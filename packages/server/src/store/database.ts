@@ -5,6 +5,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import { capabilitiesOf, type DialectCapabilities } from "./capabilities.js";
 import { checkSchemaName, describeLocation, type DatabaseLocation } from "./location.js";
 import { statementName } from "./prepared-statements.js";
+import { registerSearchFunctions } from "./search-fold.js";
 import type { StoreSchema } from "./schema.js";
 
 /** An open store: the Kysely instance, what its dialect can do, and how to close it. */
@@ -70,6 +71,8 @@ export async function openDatabase(
       connection.pragma("busy_timeout = 5000");
       // 64 MiB of page cache (the default is 2 MiB): long contexts are read from memory.
       connection.pragma("cache_size = -65536");
+      // Search over rows the FTS5 index does not hold yet (store/search-fold.ts).
+      registerSearchFunctions(connection);
     } catch (error) {
       throw unreachable(location, error);
     }

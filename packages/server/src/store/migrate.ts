@@ -3,8 +3,6 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "./database.js";
 import { describeLocation } from "./location.js";
 import { storeMigrations } from "./migrations/index.js";
-import { searchIndexDeferralMigration } from "./migrations/0013-search-index-deferral.js";
-import { catchUpSearchIndex } from "./search-deferral.js";
 import type { Migration } from "./migrations/migration.js";
 import type { StoreSchema } from "./schema.js";
 
@@ -20,7 +18,9 @@ export interface MigrationReport {
  * and is recorded in `verbatim_migrations`. On PostgreSQL the whole run holds a session
  * advisory lock (one per schema), so several servers starting at once migrate one after the
  * other and the later ones find nothing to do. A database that holds a migration this code does
- * not know is newer than the code: refused with `store_schema_newer`, nothing changed.
+ * not know is newer than the code: refused with `store_schema_newer`, nothing changed. It does
+ * not index the rows imports left for the search index (`catchUpSearchIndex`: `db migrate` and
+ * `db index` do it at once, `verbatim serve` in the background).
  */
 export async function migrateDatabase(
   database: StoreDatabase,
@@ -44,9 +44,6 @@ export async function migrateDatabase(
         }
       }
     });
-    // Rows an import that died left out of the search index (store/search-deferral.ts).
-    if (report.current.includes(searchIndexDeferralMigration.name))
-      await catchUpSearchIndex(database);
     return report;
   } catch (error) {
     if (error instanceof VerbatimError) throw error;

@@ -80,6 +80,13 @@ export const commandEntries: readonly CommandEntry[] = [
     load: async () => await loadServerCommand("db migrate"),
   },
   {
+    words: ["db", "index"],
+    usage: "--db <sqlite path | postgres url> [--json]",
+    summary:
+      "Index now, for the console's search, the rows imports left for later (a running server does it in the background).",
+    load: async () => await loadServerCommand("db index"),
+  },
+  {
     words: ["trajectory", "project"],
     usage: "<file> --view chatml|model-visible [--page-limit BYTES]",
     summary:

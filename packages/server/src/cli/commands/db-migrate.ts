@@ -8,6 +8,7 @@ import {
   type DatabaseLocation,
 } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
+import { catchUpSearchIndex } from "../../store/search-deferral.js";
 import { backfillLine, backfillRecordedHistory } from "../../gateway/recorded-backfill.js";
 import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
 
@@ -43,6 +44,8 @@ export const dbMigrate: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       const report = await migrateDatabase(database);
+      // Rows imports left for the search index, indexed now (store/search-deferral.ts).
+      await catchUpSearchIndex(database);
       const backfilled = await backfillRecordedHistory(database);
       const where = describeLocation(location);
       if (values.json === true) {

@@ -1,14 +1,17 @@
 import { sql, type Kysely } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
+import { SEARCH_CONTAINS_FUNCTION } from "../search-fold.js";
+import { SEARCH_INDEXES } from "../search-indexes.js";
 
 /**
  * The console's full-text search over stored messages and job items (docs/console.md,
  * "Search"): a case-insensitive substring match on their JSON text (the query escaped as JSON
  * escapes it), newest first. On SQLite
  * it reads the FTS5 trigram index of migration 0007 (a phrase query for three characters or
- * more; shorter text, such as one emoji, is matched with LIKE over the same index table); on
- * PostgreSQL it is `ILIKE` on the JSON text.
+ * more, plus a scan with the index's fold of the rows an import left for it to catch up; shorter
+ * text, such as one emoji, is matched with LIKE over the same index table, which reads every
+ * row); on PostgreSQL it is `ILIKE` on the JSON text.
  */
 export interface SearchRow {
   readonly kind: "message" | "item";
@@ -26,6 +29,26 @@ export interface SearchRow {
 
 function likePattern(query: string): string {
   return `%${query.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/**
+ * The rows of `table` (aliased `alias`) its search index does not hold and that hold `query`:
+ * those after the lowest rowid a deferral of the table left out from (store/search-deferral.ts),
+ * not in the index's `_docsize` table, matched by `verbatim_search_contains` (store/search-fold.ts:
+ * the index's case fold, a substring of the JSON text). With no deferral the rowid range is empty
+ * and nothing is scanned.
+ */
+function notIndexedYet(
+  table: (typeof SEARCH_INDEXES)[number]["table"],
+  alias: string,
+  query: string,
+) {
+  const search = SEARCH_INDEXES.find((entry) => entry.table === table);
+  const a = sql.table(alias);
+  return sql`${a}.rowid > (select min(after_rowid) from verbatim_search_deferrals
+        where table_name = ${table})
+      and not exists (select 1 from ${sql.table(`${search?.index ?? ""}_docsize`)} d where d.id = ${a}.rowid)
+      and ${sql.raw(SEARCH_CONTAINS_FUNCTION)}(${sql.ref(`${alias}.${search?.column ?? ""}`)}, ${query})`;
 }
 
 export async function searchConsole(
@@ -49,15 +72,27 @@ export async function searchConsole(
       ? sql`s.content match ${phrase}`
       : sql`s.content like ${like} escape '\\'`;
     const matchItems = long ? sql`s.item match ${phrase}` : sql`s.item like ${like} escape '\\'`;
-    messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
-        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at, m.content as body
+    const messageColumns = sql`'message' as kind, m.id as id, m.conversation_id as parent_id,
+        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at, m.content as body`;
+    const itemColumns = sql`'item' as kind, i.item_key as id, i.job_id as parent_id,
+        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at, i.item as body`;
+    messages = sql`select ${messageColumns}
       from ai_gateway_messages_search s join ai_gateway_messages m on m.rowid = s.rowid
       where ${matchMessages}`;
-    items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
-        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at, i.item as body
+    items = sql`select ${itemColumns}
       from background_agent_job_turn_items_search s
       join background_agent_job_turn_items i on i.rowid = s.rowid
       where ${matchItems}`;
+    if (long) {
+      // The phrase match reads the index only; rows it does not hold yet (an import's, until
+      // they are caught up: store/search-deferral.ts) are matched by a scan with the same fold.
+      // LIKE above reads the table's rows through the index table, held or not.
+      messages = sql`${messages} union all select ${messageColumns}
+        from ai_gateway_messages m where ${notIndexedYet("ai_gateway_messages", "m", query)}`;
+      items = sql`${items} union all select ${itemColumns}
+        from background_agent_job_turn_items i
+        where ${notIndexedYet("background_agent_job_turn_items", "i", query)}`;
+    }
   } else {
     messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
         null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at,

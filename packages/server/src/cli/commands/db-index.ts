@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { VerbatimError } from "verbatim-llm/core";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
+import { openDatabase } from "../../store/database.js";
+import {
+  describeLocation,
+  parseDatabaseLocation,
+  type DatabaseLocation,
+} from "../../store/location.js";
+import { migrateDatabase } from "../../store/migrate.js";
+import {
+  CATCH_UP_AT_ONCE,
+  catchUpSearchIndex,
+  pendingSearchDeferrals,
+} from "../../store/search-deferral.js";
+
+/**
+ * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into
+ * a SQLite store left for later (store/search-deferral.ts), which `verbatim serve` otherwise
+ * does in the background; search finds them either way. A running import's rows are left to it.
+ * PostgreSQL has no such index: nothing to do.
+ */
+/** `--db` as a location: a usage error when missing or invalid; a SQLite file must exist. */
+function existingStore(command: Command, text: string | undefined, cwd: string): DatabaseLocation {
+  if (text === undefined) throw usageError(command, "--db is required");
+  let location: DatabaseLocation;
+  try {
+    location = parseDatabaseLocation(text);
+  } catch (error) {
+    throw usageError(command, error instanceof VerbatimError ? error.describe() : String(error));
+  }
+  if (location.dialect === "postgres" || location.path === ":memory:") return location;
+  const path = resolve(cwd, location.path);
+  if (!existsSync(path))
+    throw new VerbatimError("path_not_found", `${location.path} does not exist`, {
+      where: path,
+      hint: "Give the SQLite file an import wrote into (--into sqlite:<file>)",
+    });
+  return { dialect: "sqlite", path };
+}
+
+export const dbIndex: Command = {
+  words: ["db", "index"],
+  usage: "--db <sqlite path | postgres url> [--json]",
+  summary:
+    "Index now, for the console's search, the rows imports left for later (a running server does it in the background).",
+  async run(args, io) {
+    const { values } = parseCommandArgs(
+      this,
+      args,
+      { db: { type: "string" }, json: { type: "boolean" } },
+      { min: 0, max: 0 },
+    );
+    const location = existingStore(this, values.db, io.cwd);
+    const database = await openDatabase(location, { poolSize: 1 });
+    try {
+      await migrateDatabase(database);
+      const report = await catchUpSearchIndex(database, CATCH_UP_AT_ONCE);
+      const running = await pendingSearchDeferrals(database);
+      const where = describeLocation(location);
+      if (values.json === true) {
+        io.stdout(
+          `${JSON.stringify({
+            database: where,
+            dialect: location.dialect,
+            indexedRows: report.rows,
+            deferralsEnded: report.deferrals,
+            deferralsLeft: running,
+          })}\n`,
+        );
+      } else if (location.dialect !== "sqlite") {
+        io.stdout(`${where}: nothing to index (PostgreSQL searches the tables themselves)\n`);
+      } else {
+        io.stdout(
+          `${where}: indexed ${report.rows} row(s) for search` +
+            (running > 0
+              ? `; ${running} left to imports still running\n`
+              : "; search index up to date\n"),
+        );
+      }
+      return EXIT_OK;
+    } finally {
+      await database.close();
+    }
+  },
+};
