@@ -69,8 +69,6 @@ interface TextMessage {
   readonly message: Message;
   /** `JSON.stringify(message.content)`. */
   readonly text: string;
-  /** The text is what the gateway stores: blocks the schema accepts unchanged, keys in its order. */
-  readonly canonical: boolean;
 }
 
 /** The order of each block type's keys in the schema (zod writes a parsed block's keys so). */
@@ -99,12 +97,7 @@ function isCanonical(content: readonly Block[]): boolean {
 
 function textMessage(message: Message): TextMessage {
   const text = JSON.stringify(message.content);
-  return {
-    role: message.role,
-    message,
-    text,
-    canonical: message.role in TYPE_OF_ROLE && isCanonical(message.content),
-  };
+  return { role: message.role, message, text };
 }
 
 /** True when `JSON.stringify(message)` is `{"role":…,"content":…}`. */
@@ -143,7 +136,9 @@ const MESSAGE_METADATA = JSON.stringify({
  * gateway's refusals (prepareAppend: the message's schema, then serializeContent).
  */
 function storedContent(entry: TextMessage, limits: GatewayLimits, where: string): string {
-  if (!entry.canonical) {
+  // The text is what the gateway stores when the schema accepts the blocks unchanged, their
+  // keys in its order (checked only for messages that are written, not for a re-run's).
+  if (!(entry.role in TYPE_OF_ROLE && isCanonical(entry.message.content))) {
     const parsed = parseOrThrow(
       appendMessageSchema,
       { role: entry.role, content: entry.message.content },
