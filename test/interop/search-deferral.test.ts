@@ -94,6 +94,35 @@ describe("the search index of rows an import left pending (issue 19)", () => {
     expect(await Promise.all(queries.map((query) => hits(query)))).toEqual(before);
   });
 
+  it("job items an import left pending are found too (the items' index), before and after the catch-up", async () => {
+    const io = bufferIO();
+    const code = await main(
+      [
+        "import",
+        "swe-agent",
+        `${fixturesRoot}swe-agent/function_calling_simple.traj`,
+        "--into",
+        `sqlite:${path()}`,
+        "--subject",
+        "agent",
+      ],
+      io,
+    );
+    expect(code, io.err()).toBe(0);
+    const items = async () =>
+      (await checkSearchIndex(fresh.database)).find(
+        (entry) => entry.table === "background_agent_job_turn_items",
+      );
+    const state = await items();
+    expect(state?.rows).toBeGreaterThan(0);
+    expect(state).toMatchObject({ indexed: 0, deferrals: 1 });
+    const before = await hits("MISSING_COLON.PY");
+    expect(before.filter((row) => row.kind === "item").length).toBeGreaterThan(0);
+    await catchUpSearchIndex(fresh.database);
+    expect(await items()).toMatchObject({ indexed: state?.rows, deferrals: 0 });
+    expect(await hits("MISSING_COLON.PY")).toEqual(before);
+  });
+
   it("ASCII, other cases, Japanese, emoji, quotes and backslashes, short text: the same rows pending and indexed, once each, in the same order", async () => {
     // The same texts indexed already (before the deferral) and pending (after it).
     for (const { subject, text } of TEXTS) await append(`${subject}-indexed`, text);
