@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import { VerbatimError } from "verbatim-llm/core";
+import { VerbatimError, sha256Hex } from "verbatim-llm/core";
 import { isBlockList, type Block, type Message } from "verbatim-llm/history";
 import type { ImportedConversation } from "verbatim-llm/interop";
 import { newId } from "../../gateway/ids.js";
@@ -111,18 +110,13 @@ function isPlainMessage(message: Message): boolean {
  * import's write has always used), made of each message's text without stringifying again.
  */
 function turnSha256(turn: readonly TextMessage[]): string {
-  const hash = createHash("sha256");
-  hash.update("[");
-  turn.forEach((entry, index) => {
-    if (index > 0) hash.update(",");
-    if (isPlainMessage(entry.message)) {
-      hash.update(`{"role":${JSON.stringify(entry.role)},"content":`);
-      hash.update(entry.text);
-      hash.update("}");
-    } else hash.update(JSON.stringify(entry.message));
-  });
-  hash.update("]");
-  return hash.digest("hex");
+  // One string hashed at once: cheaper than an update per piece.
+  const pieces = turn.map((entry) =>
+    isPlainMessage(entry.message)
+      ? `{"role":${JSON.stringify(entry.role)},"content":${entry.text}}`
+      : JSON.stringify(entry.message),
+  );
+  return sha256Hex(`[${pieces.join(",")}]`);
 }
 
 /** The stored `metadata` of an imported message: no caller metadata, no gateway facts. */
