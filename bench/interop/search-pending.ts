@@ -3,7 +3,8 @@
  * search's time with no pending row (the index alone), with `--rows` pending rows (the index plus
  * a scan of those rows with the index's fold), and once a server started on the store has
  * indexed them in the background: how long that took, the event loop's longest block meanwhile
- * (monitorEventLoopDelay) and the slowest /healthz answer, polled back to back.
+ * (monitorEventLoopDelay) and the slowest /healthz answer, polled back to back; then the same
+ * pace without a server, with the main thread's CPU time per transaction.
  *
  *   node bin/run-ts.js bench/interop/search-pending.ts [--rows 20000] [--size 1000]
  */
@@ -19,8 +20,10 @@ import { openDatabase, type StoreDatabase } from "../../packages/server/src/stor
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { searchConsole } from "../../packages/server/src/store/repositories/console-search.js";
 import {
+  catchUpSearchIndex,
   deferSearchIndex,
   pendingSearchDeferrals,
+  SERVER_CATCH_UP_PACE,
 } from "../../packages/server/src/store/search-deferral.js";
 
 const { values } = parseArgs({
@@ -57,6 +60,11 @@ async function searchMs(database: StoreDatabase, query: string): Promise<number>
   }
   return times.sort((a, b) => a - b)[4] ?? 0;
 }
+
+/** This thread's CPU time (Node 24's process.threadCpuUsage, not in the repository's Node types). */
+const threadCpu = (
+  process as unknown as { threadCpuUsage(previous?: NodeJS.CpuUsage): NodeJS.CpuUsage }
+).threadCpuUsage.bind(process);
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-search-pending-"));
 const path = join(folder, "store.sqlite");
@@ -99,6 +107,51 @@ try {
       `event loop delay max ${(histogram.max / 1e6).toFixed(1)} ms, p99 ${(histogram.percentile(99) / 1e6).toFixed(1)} ms\n`,
   );
   process.stdout.write(line(`search, ${rows * 2} rows indexed, none pending`, await times()));
+  // The same server with nothing to catch up, polled as long: what the machine and the server's
+  // start cost without it.
+  const idle = monitorEventLoopDelay({ resolution: 1 });
+  const quiet = await startServer({
+    database: path,
+    port: 0,
+    env: { VERBATIM_WEB_BUILD: "off", VERBATIM_OPERATOR_TOKEN: "vop_bench" },
+  });
+  idle.enable();
+  let idleSlowest = 0;
+  const idleUntil = performance.now() + seconds * 1000;
+  while (performance.now() < idleUntil) {
+    const asked = performance.now();
+    await (await fetch(`${quiet.url}/healthz`)).arrayBuffer();
+    idleSlowest = Math.max(idleSlowest, performance.now() - asked);
+  }
+  idle.disable();
+  await quiet.close();
+  process.stdout.write(
+    `the same server with nothing pending, ${seconds.toFixed(2)} s of /healthz back to back: slowest ${idleSlowest.toFixed(1)} ms; ` +
+      `event loop delay max ${(idle.max / 1e6).toFixed(1)} ms, p99 ${(idle.percentile(99) / 1e6).toFixed(1)} ms\n`,
+  );
+  // The same pace without a server: the main thread's CPU time of each transaction.
+  const again = await deferSearchIndex(database);
+  await addRows(database, "again", rows);
+  await again.finish();
+  const cpu: number[] = [];
+  let before = threadCpu();
+  const total = threadCpu();
+  const report = await catchUpSearchIndex(database, {
+    ...SERVER_CATCH_UP_PACE,
+    pause: async () => {
+      const used = threadCpu(before);
+      cpu.push((used.user + used.system) / 1000);
+      await new Promise((resolve) => setImmediate(resolve));
+      before = threadCpu();
+    },
+  });
+  const used = threadCpu(total);
+  cpu.sort((a, b) => a - b);
+  process.stdout.write(
+    `catch-up at the server's pace (${SERVER_CATCH_UP_PACE.rows} rows or ${SERVER_CATCH_UP_PACE.bytes / 1024} KiB), ${rows} rows: ` +
+      `${report.transactions} transactions, ${((used.user + used.system) / 1e6).toFixed(2)} s CPU; CPU per transaction ` +
+      `median ${cpu[Math.floor(cpu.length / 2)]?.toFixed(1)} ms, max ${cpu.at(-1)?.toFixed(1)} ms; longest wall ${report.longestMs.toFixed(1)} ms\n`,
+  );
   await database.close();
 } finally {
   rmSync(folder, { recursive: true, force: true });

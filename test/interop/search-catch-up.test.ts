@@ -182,7 +182,7 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
         answeredWhilePending++;
       }
       expect(answeredWhilePending).toBeGreaterThan(0);
-      // Each of its transactions indexes 256 KiB at most: /healthz waits for one at most.
+      // Each of its transactions indexes 128 KiB at most: /healthz waits for one at most.
       expect(slowest).toBeLessThan(1000);
       expect(await state()).toMatchObject({ rows: 20_000, indexed: 20_000, deferrals: 0 });
       // An import into the store while the server runs: pending when it returns, then indexed

@@ -31,10 +31,12 @@ export interface CatchUpPace {
 export const CATCH_UP_AT_ONCE: CatchUpPace = { rows: 20_000 };
 
 /**
- * The server's pace (`startSearchIndexCatchUp`): 500 rows or 256 KiB of text per transaction,
- * whichever comes first, so that no transaction holds the event loop long.
+ * The server's pace (`startSearchIndexCatchUp`): 500 rows or 128 KiB of text per transaction,
+ * whichever comes first, so that no transaction holds the event loop long (20,000 rows of 1 KB:
+ * 30-33 ms of the main thread's CPU for the longest, 7-8 ms the median; 256 KiB: 47-49 ms, for
+ * the same total; bench/interop/search-pending.ts).
  */
-export const SERVER_CATCH_UP_PACE = { rows: 500, bytes: 256 * 1024 } as const;
+export const SERVER_CATCH_UP_PACE = { rows: 500, bytes: 128 * 1024 } as const;
 
 /** What a catch-up did: rows indexed, transactions, the longest one in milliseconds, and deferrals it ended. */
 export interface CatchUpReport {
