@@ -546,24 +546,19 @@ export class ImportedChainRows {
           branch.createdAt,
         ]);
       }
-      await insertRows(
-        trx,
-        CONVERSATIONS,
-        batch.conversations.map((row) => [row.id, row.subject_uid, row.created_at, row.metadata]),
+      await insertRows(trx, CONVERSATIONS, batch.conversations, (row, values) =>
+        values.push(row.id, row.subject_uid, row.created_at, row.metadata),
       );
-      await insertRows(trx, BRANCHES, forks);
-      await insertRows(
-        trx,
-        MESSAGES,
-        batch.messages.map((row) =>
-          MESSAGE_COLUMNS.map((column) =>
-            column === "branch_id" ? (row.branch.id ?? row.branch.forkId) : row[column],
-          ),
-        ),
-      );
-      const keyValues = (row: IdempotencyKeyRow) => KEY_COLUMNS.map((column) => row[column]);
-      await insertRows(trx, KEYS, batch.keys.map(keyValues));
-      await insertRows(trx, PREFIX_KEYS, batch.prefixKeys.map(keyValues));
+      await insertRows(trx, BRANCHES, forks, (row, values) => values.push(...row));
+      await insertRows(trx, MESSAGES, batch.messages, (row, values) => {
+        for (const column of MESSAGE_COLUMNS)
+          values.push(column === "branch_id" ? (row.branch.id ?? row.branch.forkId) : row[column]);
+      });
+      const keyValues = (row: IdempotencyKeyRow, values: unknown[]) => {
+        for (const column of KEY_COLUMNS) values.push(row[column]);
+      };
+      await insertRows(trx, KEYS, batch.keys, keyValues);
+      await insertRows(trx, PREFIX_KEYS, batch.prefixKeys, keyValues);
     });
   }
 }
@@ -650,18 +645,19 @@ function insertTemplate(spec: InsertSpec, count: number): QueryTemplate<unknown[
   return template;
 }
 
-/** Inserts rows (each its values in the spec's column order) in as few statements as fit. */
-async function insertRows(
+/** Inserts rows (`fill` pushes a row's values in the spec's column order) in few statements. */
+async function insertRows<T>(
   trx: Kysely<StoreSchema>,
   spec: InsertSpec,
-  rows: readonly unknown[][],
+  rows: readonly T[],
+  fill: (row: T, values: unknown[]) => void,
 ): Promise<void> {
   let at = 0;
   while (at < rows.length) {
     let count = MAX_ROWS_PER_STATEMENT;
     while (count > rows.length - at) count >>= 1;
     const values: unknown[] = [];
-    for (let row = at; row < at + count; row++) values.push(...(rows[row] ?? []));
+    for (let row = at; row < at + count; row++) fill(rows[row] as T, values);
     await insertTemplate(spec, count).run(trx, ...values);
     at += count;
   }
