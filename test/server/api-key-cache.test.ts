@@ -35,7 +35,7 @@ async function eventually(check: () => Promise<boolean>): Promise<number> {
 }
 
 describeEachDialect("API key lookups", (getDatabase, dialect) => {
-  it("B14 a valid key is read once on PostgreSQL, every time on SQLite", async () => {
+  it("B14 a valid key is read once on PostgreSQL, every time on SQLite (on a connection of its own)", async () => {
     const { counter, database } = countingReads(getDatabase());
     const keys = await openApiKeyLookup(database);
     try {
@@ -43,7 +43,8 @@ describeEachDialect("API key lookups", (getDatabase, dialect) => {
       const { key } = await createApiKey(getDatabase(), subject);
       for (let index = 0; index < 5; index++) expect(await keys.subjectOf(key)).toBe(subject);
       expect(keys.caching).toBe(dialect === "postgres");
-      expect(counter.reads).toBe(dialect === "postgres" ? 1 : 5);
+      // SQLite reads every time on the lookup's own connection, not through the store's.
+      expect(counter.reads).toBe(dialect === "postgres" ? 1 : 0);
       // Unknown and malformed keys are never kept: a key created later works at once.
       const later = `vbk_${"A".repeat(43)}`;
       expect(await keys.subjectOf(later)).toBeUndefined();
@@ -134,8 +135,9 @@ describeEachDialect("API key lookups", (getDatabase, dialect) => {
       const kept = counter.reads;
       now = 1_000;
       await keys.subjectOf(key);
-      expect(counter.reads).toBe(kept + 1);
-      expect(kept).toBe(dialect === "postgres" ? 1 : 2);
+      // SQLite keeps nothing (its reads are on the lookup's own connection).
+      expect(counter.reads).toBe(dialect === "postgres" ? kept + 1 : 0);
+      expect(kept).toBe(dialect === "postgres" ? 1 : 0);
     } finally {
       await keys.close();
     }

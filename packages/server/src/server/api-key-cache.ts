@@ -1,3 +1,4 @@
+import BetterSqlite3 from "better-sqlite3";
 import { sha256Hex } from "verbatim-llm/core";
 import type { StoreDatabase } from "../store/index.js";
 import { API_KEY_CHANGES_CHANNEL } from "../store/migrations/0004-api-key-notifications.js";
@@ -14,7 +15,10 @@ export interface ApiKeyLookup {
 }
 
 export interface ApiKeyLookupOptions {
-  /** Keep valid keys where the database can notify (default true); false reads every time. */
+  /**
+   * Keep valid keys where the database can notify, and on SQLite read keys on a connection of
+   * the lookup's own (default true); false reads every time through the store's connection.
+   */
   readonly cache?: boolean;
   /** Longest a valid key is trusted without reading it again (default 10 s). */
   readonly maxAgeMs?: number;
@@ -27,7 +31,11 @@ export interface ApiKeyLookupOptions {
 }
 
 /**
- * API key lookups. On SQLite every request reads its key (a statement in the process). On
+ * API key lookups. On SQLite every request reads its key (a statement in the process): on a
+ * read connection of the lookup's own, synchronously, so a lookup neither goes through the
+ * store's query builder nor waits for the store's connection while a transaction holds it (a
+ * call's placing); each read sees every change committed before it, by this process or another,
+ * so nothing is kept and a revoked key is refused at once. On
  * PostgreSQL, where that read is a round trip, valid keys are kept in memory while the server
  * listens for the changes of `verbatim_api_keys` (a trigger notifies each update or deletion
  * on commit, migration 0004): a revoked key is forgotten as soon as the notification arrives,
@@ -61,6 +69,10 @@ export async function openApiKeyLookup(
           ...(options.onError === undefined ? {} : { onError: options.onError }),
         });
   const listening = () => listener?.listening === true;
+  if (options.cache !== false) {
+    const read = sqliteKeyReader(database);
+    if (read !== undefined) return read;
+  }
   return {
     get caching() {
       return listening();
@@ -87,6 +99,52 @@ export async function openApiKeyLookup(
     async close() {
       kept.clear();
       await listener?.close();
+    },
+  };
+}
+
+/**
+ * SQLite: lookups on a read-only connection of their own (a prepared statement, run
+ * synchronously); undefined for an in-memory database (a second connection would see another
+ * database) or one that cannot be read that way, which then reads through the store.
+ */
+function sqliteKeyReader(database: StoreDatabase): ApiKeyLookup | undefined {
+  const { location } = database;
+  if (location.dialect !== "sqlite" || location.path === ":memory:" || location.path === "") {
+    return undefined;
+  }
+  let connection: BetterSqlite3.Database | undefined;
+  let statement: BetterSqlite3.Statement<
+    [string],
+    { subject_uid: string; revoked_at: string | null }
+  >;
+  try {
+    connection = new BetterSqlite3(location.path, { readonly: true, fileMustExist: true });
+    connection.pragma("busy_timeout = 5000");
+    statement = connection.prepare(
+      "select subject_uid, revoked_at from verbatim_api_keys where key_sha256 = ?",
+    );
+  } catch {
+    connection?.close();
+    return undefined;
+  }
+  const open = connection;
+  return {
+    caching: false,
+    subjectOf(key) {
+      if (!looksLikeApiKey(key)) return Promise.resolve(undefined);
+      try {
+        const row = statement.get(sha256Hex(key));
+        return Promise.resolve(
+          row === undefined || row.revoked_at !== null ? undefined : row.subject_uid,
+        );
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+    close() {
+      if (open.open) open.close();
+      return Promise.resolve();
     },
   };
 }
