@@ -1,5 +1,4 @@
-import { lstatSync, mkdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { openArchive } from "../archive/archive.js";
 import type { FolderSyncBatch } from "../archive/folder-sync-batch.js";
@@ -85,7 +84,7 @@ export async function alreadyImported(
     if (folder?.isDirectory() !== true) return undefined;
     const entry = lstatSync(file, { throwIfNoEntry: false });
     if (entry?.isFile() !== true) return undefined;
-    const conversation = JSON.parse(await readFile(file, "utf8")) as SavedConversation;
+    const conversation = JSON.parse(readFileSync(file, "utf8")) as SavedConversation;
     const stamp = conversation.formatVersion === 1 ? importStampOf(conversation) : undefined;
     if (
       stamp === undefined ||
