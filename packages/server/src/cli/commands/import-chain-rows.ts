@@ -24,6 +24,7 @@ import {
   type IdempotencyKeyRow,
 } from "../../store/repositories/gateway-idempotency.js";
 import {
+  BRANCH_COLUMNS,
   MESSAGE_COLUMNS,
   claimBranchTip,
   findAnchor,
@@ -160,9 +161,30 @@ interface BranchState {
   tipDepth: number;
   readonly createdAt: string;
   /** A stored anchor whose branch this continues when the anchor is still its tip. */
-  readonly claim?: AnchorRow;
+  claim?: AnchorRow;
   /** The branch's id once the transaction decided it (the claimed one, or forkId). */
   id?: string;
+}
+
+/** A branch of `count` messages after depth `forkDepth` of `parent`, planned in `plan`. */
+function newBranch(
+  plan: PendingRows,
+  conversationId: string,
+  parent: BranchState | string | null,
+  forkDepth: number,
+  count: number,
+  now: string,
+): BranchState {
+  const branch: BranchState = {
+    forkId: newId("branch"),
+    conversationId,
+    parent,
+    forkDepth,
+    tipDepth: forkDepth + count,
+    createdAt: now,
+  };
+  plan.branches.push(branch);
+  return branch;
 }
 
 /** A message row whose branch is decided when the batch is written. */
@@ -406,15 +428,7 @@ export class ImportedChainRows {
         let branch = known.branch;
         if (known.depth === branch.tipDepth) branch.tipDepth += count;
         else {
-          branch = {
-            forkId: newId("branch"),
-            conversationId: known.conversationId,
-            parent: known.branch,
-            forkDepth: known.depth,
-            tipDepth: known.depth + count,
-            createdAt: now,
-          };
-          plan.branches.push(branch);
+          branch = newBranch(plan, known.conversationId, known.branch, known.depth, count, now);
         }
         return {
           conversationId: known.conversationId,
@@ -435,16 +449,8 @@ export class ImportedChainRows {
       // A second write from the same stored anchor in this run finds it continued: a fork.
       const claims = !plan.claimed.has(row.id) && !this.#batch.claimed.has(row.id);
       if (claims) plan.claimed.add(row.id);
-      const branch: BranchState = {
-        forkId: newId("branch"),
-        conversationId: row.conversation_id,
-        parent: row.branch_id,
-        forkDepth: row.depth,
-        tipDepth: row.depth + count,
-        createdAt: now,
-        ...(claims ? { claim: row } : {}),
-      };
-      plan.branches.push(branch);
+      const branch = newBranch(plan, row.conversation_id, row.branch_id, row.depth, count, now);
+      if (claims) branch.claim = row;
       return {
         conversationId: row.conversation_id,
         firstDepth: row.depth + 1,
@@ -468,15 +474,7 @@ export class ImportedChainRows {
         ),
       });
     }
-    const branch: BranchState = {
-      forkId: newId("branch"),
-      conversationId: id,
-      parent: null,
-      forkDepth: -1,
-      tipDepth: count - 1,
-      createdAt: now,
-    };
-    plan.branches.push(branch);
+    const branch = newBranch(plan, id, null, -1, count, now);
     return { conversationId: id, firstDepth: 0, contextStart: 0, branch };
   }
 
@@ -602,15 +600,7 @@ const CONVERSATIONS = insertSpec("ai_gateway_conversations", [
   "created_at",
   "metadata",
 ]);
-const BRANCHES = insertSpec("ai_gateway_branches", [
-  "id",
-  "subject_uid",
-  "conversation_id",
-  "parent_branch_id",
-  "fork_depth",
-  "tip_depth",
-  "created_at",
-]);
+const BRANCHES = insertSpec("ai_gateway_branches", BRANCH_COLUMNS);
 const MESSAGES = insertSpec("ai_gateway_messages", MESSAGE_COLUMNS);
 const KEYS = insertSpec("ai_gateway_idempotency_keys", KEY_COLUMNS);
 const PREFIX_KEYS = insertSpec("ai_gateway_idempotency_keys", KEY_COLUMNS, [

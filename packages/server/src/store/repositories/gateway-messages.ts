@@ -161,7 +161,8 @@ export interface NewBranch {
   readonly created_at: string;
 }
 
-const BRANCH_COLUMNS = [
+/** The columns of a branch row, in the order the inserts name them. */
+export const BRANCH_COLUMNS = [
   "id",
   "subject_uid",
   "conversation_id",
