@@ -9,7 +9,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
-import { commandEntries } from "../../packages/library/src/cli/commands/index.js";
+import { loadServerCommand } from "../../packages/library/src/cli/server-commands.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import {
@@ -19,6 +19,10 @@ import {
 import { searchFold } from "../../packages/server/src/store/search-fold.js";
 import { freshDatabase, type FreshDatabase } from "../support/databases.js";
 import { fixturesRoot } from "./fixture-files.js";
+
+// `import --index-now` is parsed by the server's import command (import-database.ts): its
+// test runs once that command takes the flag.
+const indexNow = (await loadServerCommand("import database")).usage.includes("--index-now");
 
 describe("the scan's case fold (store/search-fold.ts)", () => {
   it("folds every code point of planes 0 and 1 as the FTS5 trigram index does", () => {
@@ -122,9 +126,6 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
     expect(await state()).toMatchObject({ rows: 50, indexed: 50, deferrals: 0 });
   });
 
-  const indexNow = commandEntries.some(
-    (entry) => entry.words.join(" ") === "import" && entry.usage.includes("--index-now"),
-  );
   it.runIf(indexNow)(
     "verbatim import … --into sqlite: --index-now returns with every row indexed; without it they are pending",
     async () => {
@@ -148,6 +149,17 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
       // --index-now indexes every pending row, the earlier import's included.
       const after = await state();
       expect(after).toMatchObject({ indexed: after.rows, deferrals: 0 });
+      // Not with a package target, where there is no such index.
+      const packages = await run([
+        "import",
+        "claude-code",
+        folder,
+        "--into",
+        `${path()}-packages`,
+        "--index-now",
+      ]);
+      expect(packages.code).toBe(2);
+      expect(packages.err).toMatch(/--index-now goes with a database target/);
     },
   );
 

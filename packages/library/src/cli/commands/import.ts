@@ -33,7 +33,7 @@ function isConversationSource(source: string): source is ConversationSource {
 export const importCommand: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--json]",
+    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--index-now] [--json]",
   summary:
     "Import Claude Code or Codex sessions into format-1 packages or gateway chains (one per conversation), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
   async run(args, io) {
@@ -44,6 +44,7 @@ export const importCommand: Command = {
         into: { type: "string" },
         subject: { type: "string" },
         as: { type: "string" },
+        "index-now": { type: "boolean" },
         json: { type: "boolean" },
       },
       { min: 2, max: Number.MAX_SAFE_INTEGER },
@@ -67,6 +68,8 @@ export const importCommand: Command = {
         "--subject goes with a database target (sqlite:<file> or postgres://…)",
       );
     }
+    if (values["index-now"] === true)
+      throw usageError(this, "--index-now goes with a database target (sqlite:<file>)");
     // Outside a database, the target says it: a rows file holds jobs, a folder packages.
     const asJob = into.endsWith(".jsonl");
     if (values.as !== undefined && values.as !== (asJob ? "job" : "chain")) {
