@@ -267,6 +267,7 @@ export class ImportedChainRows {
   readonly #now: () => Date;
   readonly #batchBytes: number;
   #batch = new PendingRows();
+  #subjectChecked = false;
 
   constructor(database: StoreDatabase, subject: string, options: ImportedChainRowsOptions = {}) {
     this.database = database;
@@ -290,7 +291,11 @@ export class ImportedChainRows {
     metadata: Readonly<Record<string, string>>,
     write: (rows: ConversationRows) => Promise<T>,
   ): Promise<T> {
-    parseOrThrow(subjectSchema, this.subject, "subjectUid");
+    // The subject is checked once (as every gateway write checks it).
+    if (!this.#subjectChecked) {
+      parseOrThrow(subjectSchema, this.subject, "subjectUid");
+      this.#subjectChecked = true;
+    }
     const plan = new PendingRows();
     const written = new Map<string, WrittenMessage>();
     const texts = new Map<Message, TextMessage>();
