@@ -1,5 +1,4 @@
 import { readFile } from "node:fs/promises";
-import { sql } from "kysely";
 import { basename } from "node:path";
 import { VerbatimError, sha256Hex } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
@@ -36,15 +35,13 @@ import { migrateDatabase } from "../../store/migrate.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
 import { beginBulkImport } from "../../store/bulk-import.js";
+import { useImportPageCache } from "../../store/import-page-cache.js";
 import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
 import {
   ImportedChainRows,
   type ConversationRows,
   type ImportedChainRowsOptions,
 } from "./import-chain-rows.js";
-
-/** KiB of SQLite page cache of an import's connection. */
-const IMPORT_CACHE_KIB = 16 * 1024;
 
 /** What happened to one conversation in the store. */
 export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
@@ -318,11 +315,7 @@ export const importDatabase: Command = {
     const database = await openDatabase(location, { poolSize: 1 });
     try {
       await migrateDatabase(database);
-      // The import's own connection (closed when it ends) reads little: key look-ups and
-      // anchors. A smaller page cache than the store's 64 MiB keeps its memory from growing
-      // with the folder (measured: no slower; docs/interop.md "Performance").
-      if (database.capabilities.dialect === "sqlite")
-        await sql.raw(`pragma cache_size = -${IMPORT_CACHE_KIB}`).execute(database.db);
+      await useImportPageCache(database);
       const bulk = await beginBulkImport(database);
       if (mode === "job") {
         try {
