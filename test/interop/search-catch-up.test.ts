@@ -9,7 +9,6 @@ import BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
-import { loadServerCommand } from "../../packages/library/src/cli/server-commands.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import {
@@ -19,10 +18,6 @@ import {
 import { searchFold } from "../../packages/server/src/store/search-fold.js";
 import { freshDatabase, type FreshDatabase } from "../support/databases.js";
 import { fixturesRoot } from "./fixture-files.js";
-
-// `import --index-now` is parsed by the server's import command (import-database.ts): its
-// test runs once that command takes the flag.
-const indexNow = (await loadServerCommand("import database")).usage.includes("--index-now");
 
 describe("the scan's case fold (store/search-fold.ts)", () => {
   it("folds every code point of planes 0 and 1 as the FTS5 trigram index does", () => {
@@ -126,42 +121,39 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
     expect(await state()).toMatchObject({ rows: 50, indexed: 50, deferrals: 0 });
   });
 
-  it.runIf(indexNow)(
-    "verbatim import … --into sqlite: --index-now returns with every row indexed; without it they are pending",
-    async () => {
-      const folder = `${fixturesRoot}claude-code/2.1-subagents`;
-      const importAs = (subject: string, ...extra: string[]) =>
-        run([
-          "import",
-          "claude-code",
-          folder,
-          "--into",
-          `sqlite:${path()}`,
-          "--subject",
-          subject,
-          ...extra,
-        ]);
-      const pending = await importAs("a");
-      expect(pending.code, pending.err).toBe(0);
-      expect((await state()).deferrals).toBe(2);
-      const now = await importAs("b", "--index-now");
-      expect(now.code, now.err).toBe(0);
-      // --index-now indexes every pending row, the earlier import's included.
-      const after = await state();
-      expect(after).toMatchObject({ indexed: after.rows, deferrals: 0 });
-      // Not with a package target, where there is no such index.
-      const packages = await run([
+  it("verbatim import … --into sqlite: --index-now returns with every row indexed; without it they are pending", async () => {
+    const folder = `${fixturesRoot}claude-code/2.1-subagents`;
+    const importAs = (subject: string, ...extra: string[]) =>
+      run([
         "import",
         "claude-code",
         folder,
         "--into",
-        `${path()}-packages`,
-        "--index-now",
+        `sqlite:${path()}`,
+        "--subject",
+        subject,
+        ...extra,
       ]);
-      expect(packages.code).toBe(2);
-      expect(packages.err).toMatch(/--index-now goes with a database target/);
-    },
-  );
+    const pending = await importAs("a");
+    expect(pending.code, pending.err).toBe(0);
+    expect((await state()).deferrals).toBe(2);
+    const now = await importAs("b", "--index-now");
+    expect(now.code, now.err).toBe(0);
+    // --index-now indexes every pending row, the earlier import's included.
+    const after = await state();
+    expect(after).toMatchObject({ indexed: after.rows, deferrals: 0 });
+    // Not with a package target, where there is no such index.
+    const packages = await run([
+      "import",
+      "claude-code",
+      folder,
+      "--into",
+      `${path()}-packages`,
+      "--index-now",
+    ]);
+    expect(packages.code).toBe(2);
+    expect(packages.err).toMatch(/--index-now goes with a database target/);
+  });
 
   it("a server started on a store with pending rows answers /healthz while it indexes them, search finds them throughout, and it picks up an import made while it runs", async () => {
     await pendingRows(20_000, "the marker row: axolotl", 1000);

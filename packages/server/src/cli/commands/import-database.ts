@@ -277,7 +277,7 @@ function importMode(command: Command, source: string, as: string | undefined): "
 export const importDatabase: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex|swe-agent|openhands|inspect <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--as chain|job] [--json]",
+    "claude-code|codex|swe-agent|openhands|inspect <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--as chain|job] [--index-now] [--json]",
   summary:
     "Import Claude Code or Codex sessions into the gateway store (one chain per conversation), or agent trajectories as background-agent jobs.",
   async run(args, io) {
@@ -289,6 +289,7 @@ export const importDatabase: Command = {
         subject: { type: "string" },
         as: { type: "string" },
         json: { type: "boolean" },
+        "index-now": { type: "boolean" },
       },
       { min: 2, max: Number.MAX_SAFE_INTEGER },
     );
@@ -316,7 +317,7 @@ export const importDatabase: Command = {
     try {
       await migrateDatabase(database);
       await useImportPageCache(database);
-      const bulk = await beginBulkImport(database);
+      const bulk = await beginBulkImport(database, { indexNow: values["index-now"] === true });
       if (mode === "job") {
         try {
           return await importJobsIntoDatabase({
