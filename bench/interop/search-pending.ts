@@ -148,7 +148,8 @@ try {
   const used = threadCpu(total);
   cpu.sort((a, b) => a - b);
   process.stdout.write(
-    `catch-up at the server's pace (${SERVER_CATCH_UP_PACE.rows} rows or ${SERVER_CATCH_UP_PACE.bytes / 1024} KiB), ${rows} rows: ` +
+    `catch-up at the server's pace (${SERVER_CATCH_UP_PACE.rows} rows or ${SERVER_CATCH_UP_PACE.bytes / 1024} KiB, ` +
+      `merges of ${(SERVER_CATCH_UP_PACE as { mergePages?: number }).mergePages ?? "no"} pages), ${rows} rows: ` +
       `${report.transactions} transactions, ${((used.user + used.system) / 1e6).toFixed(2)} s CPU; CPU per transaction ` +
       `median ${cpu[Math.floor(cpu.length / 2)]?.toFixed(1)} ms, max ${cpu.at(-1)?.toFixed(1)} ms; longest wall ${report.longestMs.toFixed(1)} ms\n`,
   );

@@ -12,8 +12,11 @@ import { bufferIO, main } from "../../packages/library/src/cli/index.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import {
+  type CatchUpPace,
+  catchUpSearchIndex,
   checkSearchIndex,
   deferSearchIndex,
+  SERVER_CATCH_UP_PACE,
 } from "../../packages/server/src/store/search-deferral.js";
 import { searchFold } from "../../packages/server/src/store/search-fold.js";
 import { freshDatabase, type FreshDatabase } from "../support/databases.js";
@@ -70,11 +73,19 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
     const code = await main(args, io);
     return { code, out: io.out().toString(), err: io.err() };
   };
-  /** `count` rows pending after an import's end, each ~`size` bytes, one of them holding `marker`. */
-  async function pendingRows(count: number, marker: string, size = 600): Promise<void> {
+  /**
+   * `count` rows pending after an import's end (indexed by the triggers in one statement with
+   * `indexed`), each ~`size` bytes, one of them holding `marker`, their ids `${prefix}-i`.
+   */
+  async function pendingRows(
+    count: number,
+    marker: string,
+    size = 600,
+    { prefix = "bulk", indexed = false } = {},
+  ): Promise<void> {
     const store = new GatewayMessageStore(fresh.database);
-    const deferral = await deferSearchIndex(fresh.database);
-    const [first] = await store.appendMessages("bulk", {
+    const deferral = indexed ? undefined : await deferSearchIndex(fresh.database);
+    const [first] = await store.appendMessages(prefix, {
       previousMessageId: null,
       messages: [{ role: "user", content: [{ type: "text", text: "the first of the bulk rows" }] }],
     });
@@ -83,12 +94,12 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
       insert into ai_gateway_messages (id, subject_uid, conversation_id, previous_message_id, type,
         role, status, content, metadata, branch_id, depth, context_start_depth, created_at,
         updated_at)
-      select 'bulk-' || i, subject_uid, conversation_id, null, type, role, status,
+      select ${prefix} || '-' || i, subject_uid, conversation_id, null, type, role, status,
         json_array(json_object('type', 'text', 'text',
           case when i = ${Math.floor(count / 2)} then ${marker} else 'row ' || i || ' ' || ${filler} end)),
         metadata, branch_id, depth + i, context_start_depth, created_at, updated_at
       from ai_gateway_messages, n where id = ${first?.id ?? ""}`.execute(fresh.database.db);
-    await deferral.finish();
+    await deferral?.finish();
   }
 
   it("verbatim db index --db <file> [--json] indexes the pending rows; again, nothing is left", async () => {
@@ -154,6 +165,44 @@ describe("indexing pending rows at once, and a server catching up (issue 19)", (
     expect(packages.code).toBe(2);
     expect(packages.err).toMatch(/--index-now goes with a database target/);
   });
+
+  it("the server's pace merges the index in steps of its own: level 0 never reaches crisismerge (16 segments), which FTS5 would merge at once inside one commit", async () => {
+    // Large segments on level 0 (one statement indexed by the triggers), then rows pending.
+    await pendingRows(5000, "indexed: axolotl", 1000, { prefix: "indexed", indexed: true });
+    const segments = async () =>
+      Number(
+        (
+          await sql<{
+            n: number;
+          }>`select count(distinct segid) as n from ai_gateway_messages_search_idx`.execute(
+            fresh.database.db,
+          )
+        ).rows[0]?.n,
+      );
+    const catchUp = async (pace: CatchUpPace) => {
+      let most = 0;
+      const report = await catchUpSearchIndex(fresh.database, {
+        ...pace,
+        pause: async () => {
+          most = Math.max(most, await segments());
+        },
+      });
+      return { report, most };
+    };
+    await pendingRows(5000, "pending: quetzal", 1000, { prefix: "first" });
+    // Without merge steps (FTS5's automerge alone), the segments pile up to a crisis merge.
+    const alone = await catchUp({
+      rows: SERVER_CATCH_UP_PACE.rows,
+      bytes: SERVER_CATCH_UP_PACE.bytes,
+    });
+    expect(alone.report).toMatchObject({ rows: 5000, deferrals: 2 });
+    expect(alone.most).toBeGreaterThanOrEqual(16);
+    await pendingRows(5000, "pending: okapi", 1000, { prefix: "second" });
+    const paced = await catchUp(SERVER_CATCH_UP_PACE);
+    expect(paced.report).toMatchObject({ rows: 5000, deferrals: 2 });
+    expect(paced.most).toBeLessThan(12);
+    expect(await state()).toMatchObject({ rows: 15_000, indexed: 15_000, deferrals: 0 });
+  }, 60_000);
 
   it("a server started on a store with pending rows answers /healthz while it indexes them, search finds them throughout, and it picks up an import made while it runs", async () => {
     await pendingRows(20_000, "the marker row: axolotl", 1000);
