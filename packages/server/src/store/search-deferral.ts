@@ -41,7 +41,7 @@ export const CATCH_UP_AT_ONCE: CatchUpPace = { rows: 20_000 };
  * whichever comes first, so that no transaction holds the event loop long (20,000 rows of 1 KB:
  * 30-33 ms of the main thread's CPU for the longest, 7-8 ms the median; 256 KiB: 47-49 ms, for
  * the same total; bench/interop/search-pending.ts), and FTS5 merge steps of 256 pages between
- * them (`mergeSearchIndex`: without them one commit merged 5,800 pages at once, 170-230 ms).
+ * them (`mergeSearchIndex`: without them one commit merged 5,800 pages at once, 170-260 ms).
  */
 export const SERVER_CATCH_UP_PACE = { rows: 500, bytes: 128 * 1024, mergePages: 256 } as const;
 
