@@ -1,6 +1,6 @@
-import BetterSqlite3 from "better-sqlite3";
 import { sha256Hex } from "verbatim-llm/core";
 import type { StoreDatabase } from "../store/index.js";
+import { openSqliteApiKeyReader } from "../store/repositories/api-keys.js";
 import { API_KEY_CHANGES_CHANNEL } from "../store/migrations/0004-api-key-notifications.js";
 import { listenForChanges, type ChangeListener } from "../store/notifications.js";
 import { looksLikeApiKey, subjectOfApiKeyHash } from "./api-keys.js";
@@ -113,28 +113,14 @@ function sqliteKeyReader(database: StoreDatabase): ApiKeyLookup | undefined {
   if (location.dialect !== "sqlite" || location.path === ":memory:" || location.path === "") {
     return undefined;
   }
-  let connection: BetterSqlite3.Database | undefined;
-  let statement: BetterSqlite3.Statement<
-    [string],
-    { subject_uid: string; revoked_at: string | null }
-  >;
-  try {
-    connection = new BetterSqlite3(location.path, { readonly: true, fileMustExist: true });
-    connection.pragma("busy_timeout = 5000");
-    statement = connection.prepare(
-      "select subject_uid, revoked_at from verbatim_api_keys where key_sha256 = ?",
-    );
-  } catch {
-    connection?.close();
-    return undefined;
-  }
-  const open = connection;
+  const reader = openSqliteApiKeyReader(location.path);
+  if (reader === undefined) return undefined;
   return {
     caching: false,
     subjectOf(key) {
       if (!looksLikeApiKey(key)) return Promise.resolve(undefined);
       try {
-        const row = statement.get(sha256Hex(key));
+        const row = reader.find(sha256Hex(key));
         return Promise.resolve(
           row === undefined || row.revoked_at !== null ? undefined : row.subject_uid,
         );
@@ -143,7 +129,7 @@ function sqliteKeyReader(database: StoreDatabase): ApiKeyLookup | undefined {
       }
     },
     close() {
-      if (open.open) open.close();
+      reader.close();
       return Promise.resolve();
     },
   };

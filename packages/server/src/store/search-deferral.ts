@@ -211,9 +211,9 @@ async function indexLeftOut(
         report.rows += Number(indexed.numAffectedRows ?? 0);
         from = to;
         return false;
-        // The commit does not wait for the disk: the index can be made again from the rows, and
-        // a power loss loses the last commits whole, the deferral's removal with them.
       },
+      // The commit does not wait for the disk: the index can be made again from the rows, and
+      // a power loss loses the last commits whole, the deferral's removal with them.
       { waitForDisk: false },
     );
     report.transactions++;

@@ -4,7 +4,8 @@ import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-ll
 import { cacheReports } from "../../gateway/recorded-cache-report.js";
 import { openDatabase } from "../../store/database.js";
 import { appliedMigrations } from "../../store/migrate.js";
-import { parseDatabaseLocation, type DatabaseLocation } from "../../store/location.js";
+import { type DatabaseLocation } from "../../store/location.js";
+import { databaseOption } from "./database-option.js";
 
 function percent(ratio: number | null): string {
   return ratio === null ? "n/a" : `${(ratio * 100).toFixed(1)}%`;
@@ -32,13 +33,7 @@ export const cacheReport: Command = {
       },
       { min: 0, max: 0 },
     );
-    if (values.db === undefined) throw usageError(this, "--db is required");
-    let location: DatabaseLocation;
-    try {
-      location = parseDatabaseLocation(values.db);
-    } catch (error) {
-      throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
-    }
+    let location = databaseOption(this, values.db);
     if (location.dialect === "sqlite" && location.path !== ":memory:") {
       location = { dialect: "sqlite", path: resolve(io.cwd, location.path) };
     }

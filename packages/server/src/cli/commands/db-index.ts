@@ -1,13 +1,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
-import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/cli";
 import { openDatabase } from "../../store/database.js";
-import {
-  describeLocation,
-  parseDatabaseLocation,
-  type DatabaseLocation,
-} from "../../store/location.js";
+import { describeLocation, type DatabaseLocation } from "../../store/location.js";
+import { databaseOption } from "./database-option.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import {
   CATCH_UP_AT_ONCE,
@@ -15,21 +12,9 @@ import {
   pendingSearchDeferrals,
 } from "../../store/search-deferral.js";
 
-/**
- * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into
- * a SQLite store left for later (store/search-deferral.ts), which `verbatim serve` otherwise
- * does in the background; search finds them either way. A running import's rows are left to it.
- * PostgreSQL has no such index: nothing to do.
- */
 /** `--db` as a location: a usage error when missing or invalid; a SQLite file must exist. */
 function existingStore(command: Command, text: string | undefined, cwd: string): DatabaseLocation {
-  if (text === undefined) throw usageError(command, "--db is required");
-  let location: DatabaseLocation;
-  try {
-    location = parseDatabaseLocation(text);
-  } catch (error) {
-    throw usageError(command, error instanceof VerbatimError ? error.describe() : String(error));
-  }
+  const location = databaseOption(command, text);
   if (location.dialect === "postgres" || location.path === ":memory:") return location;
   const path = resolve(cwd, location.path);
   if (!existsSync(path))
@@ -40,6 +25,12 @@ function existingStore(command: Command, text: string | undefined, cwd: string):
   return { dialect: "sqlite", path };
 }
 
+/**
+ * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into
+ * a SQLite store left for later (store/search-deferral.ts), which `verbatim serve` otherwise
+ * does in the background; search finds them either way. A running import's rows are left to it.
+ * PostgreSQL has no such index: nothing to do.
+ */
 export const dbIndex: Command = {
   words: ["db", "index"],
   usage: "--db <sqlite path | postgres url> [--json]",

@@ -2,15 +2,12 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
 import { openDatabase } from "../../store/database.js";
-import {
-  describeLocation,
-  parseDatabaseLocation,
-  type DatabaseLocation,
-} from "../../store/location.js";
+import { describeLocation, type DatabaseLocation } from "../../store/location.js";
+import { databaseOption } from "./database-option.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import { catchUpSearchIndex } from "../../store/search-deferral.js";
 import { backfillLine, backfillRecordedHistory } from "../../gateway/recorded-backfill.js";
-import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/cli";
 
 export const dbMigrate: Command = {
   words: ["db", "migrate"],
@@ -23,13 +20,7 @@ export const dbMigrate: Command = {
       { db: { type: "string" }, json: { type: "boolean" } },
       { min: 0, max: 0 },
     );
-    if (values.db === undefined) throw usageError(this, "--db is required");
-    let location: DatabaseLocation;
-    try {
-      location = parseDatabaseLocation(values.db);
-    } catch (error) {
-      throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
-    }
+    let location = databaseOption(this, values.db);
     if (location.dialect === "sqlite") {
       const path = location.path === ":memory:" ? location.path : resolve(io.cwd, location.path);
       const folder = dirname(path);
