@@ -10,8 +10,9 @@
  * (`verbatim db index`: catchUpSearchIndex in 20,000-row transactions), and
  * `…-sqlite-catch-up <folder> <file>` as a running server does (SERVER_CATCH_UP_PACE, a turn of
  * the event loop between transactions), with the longest transaction. Prints one JSON line:
- * seconds, CPU seconds (this process's user and system time), bytes read, peak resident memory
- * (and for the index phases the rows indexed and the longest transaction in ms).
+ * seconds, CPU seconds (this process's user and system time, worker threads included), bytes
+ * read, peak resident memory (and for the index phases the rows indexed and the longest
+ * transaction in ms; for the package phases the files each thread imported).
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -30,7 +31,7 @@ function files(folder: string): string[] {
   return found.sort();
 }
 
-const [phase = "", folder = "", into = ""] = process.argv.slice(2);
+const [phase = "", folder = "", into = "", jobsText = "1"] = process.argv.slice(2);
 const indexingPhase = (name: string): boolean =>
   name.endsWith("-sqlite-index") || name.endsWith("-sqlite-catch-up");
 const list = files(folder);
@@ -65,6 +66,7 @@ const store = indexing
     }
   : undefined;
 let caughtUp: { rows: number; longestMs: number; transactions: number } | undefined;
+let filesByThread: readonly number[] | undefined;
 const start = process.hrtime.bigint();
 const cpuStart = process.cpuUsage();
 if (store !== undefined) {
@@ -108,7 +110,15 @@ if (store !== undefined) {
   }
   if (conversations === 0) throw new Error("no conversation read");
 } else if (phase === "claude-code" || phase === "codex") {
-  const report = await importIntoPackages({ source: phase, files: list, into });
+  const report = await importIntoPackages({
+    source: phase,
+    files: list,
+    into,
+    jobs: Number(jobsText),
+    onThreads: (counts) => {
+      filesByThread = counts;
+    },
+  });
   if (report.totals.refused > 0) throw new Error(`${report.totals.refused} refused`);
 } else {
   throw new Error(`unknown phase ${phase}`);
@@ -118,5 +128,5 @@ const cpu = process.cpuUsage(cpuStart);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 await store?.database.close();
 process.stdout.write(
-  `${JSON.stringify({ phase, seconds, cpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024, ...(caughtUp === undefined ? {} : { rows: caughtUp.rows, transactions: caughtUp.transactions, longestMs: caughtUp.longestMs }) })}\n`,
+  `${JSON.stringify({ phase, seconds, cpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024, ...(caughtUp === undefined ? {} : { rows: caughtUp.rows, transactions: caughtUp.transactions, longestMs: caughtUp.longestMs }), ...(filesByThread === undefined ? {} : { filesByThread }) })}\n`,
 );

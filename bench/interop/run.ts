@@ -4,7 +4,10 @@
  * not the folder). Generates a seeded folder of sessions in Claude Code's and Codex's shapes,
  * then, each in a fresh process: the JSON.parse baseline, the importer's own work (read and
  * convert, no writes), the import into one package per session (durable writes through the
- * archive), and the idempotent re-run, which writes nothing; into one SQLite store, the import
+ * archive) with one thread (`--jobs 1`) and with `--jobs N` threads (the main thread and N - 1
+ * worker threads taking whole files, as `verbatim import … --jobs N` does; the CPU time then
+ * adds up every thread's, so its ratio is worse than one thread's while the wall-clock one is
+ * better), and the idempotent re-run with N threads, which writes nothing; into one SQLite store, the import
  * (the command returns with its rows pending for the search index) and, as rows of their own,
  * indexing them afterwards at once (`verbatim db index`) and at a running server's pace (on a
  * copy of the store, with its longest transaction), and the import plus the index at once beside
@@ -13,7 +16,9 @@
  * loaded machine the wall-clock ratio measures the load as much as the code; the CPU ratio
  * less so, though it leaves out the time spent waiting for the disk).
  *
- *   node bin/run-ts.js bench/interop/run.ts [--sessions 500] [--megabytes 40] [--seed 19]
+ *   node bin/run-ts.js bench/interop/run.ts [--sessions 500] [--megabytes 40] [--seed 19] [--jobs N]
+ *
+ * `--jobs` defaults to the import's own default (the machine's available parallelism, at most 4).
  *
  * The issue's full size is `--megabytes 1000` (1 GB); the default runs in about a minute.
  */
@@ -23,6 +28,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { defaultImportJobs } from "../../packages/library/src/interop/index.js";
 import { generateCorpus } from "./generator.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -31,14 +37,23 @@ const { values } = parseArgs({
     sessions: { type: "string", default: "500" },
     megabytes: { type: "string", default: "40" },
     seed: { type: "string", default: "19" },
+    jobs: { type: "string", default: String(defaultImportJobs()) },
   },
 });
 const sessions = Number(values.sessions);
 const megabytes = Number(values.megabytes);
 const seed = Number(values.seed);
-if (!Number.isInteger(sessions) || sessions < 2 || !(megabytes > 0) || !Number.isInteger(seed)) {
+const jobs = Number(values.jobs);
+if (
+  !Number.isInteger(sessions) ||
+  sessions < 2 ||
+  !(megabytes > 0) ||
+  !Number.isInteger(seed) ||
+  !Number.isInteger(jobs) ||
+  jobs < 1
+) {
   process.stderr.write(
-    "bench/interop: --sessions is a whole number ≥ 2, --megabytes a positive number, --seed a whole number\n",
+    "bench/interop: --sessions is a whole number ≥ 2, --megabytes a positive number, --seed a whole number, --jobs a whole number ≥ 1\n",
   );
   process.exit(2);
 }
@@ -50,6 +65,8 @@ interface PhaseResult {
   readonly bytes: number;
   readonly files: number;
   readonly maxRssBytes: number;
+  /** Package phases: the files each thread imported (the main thread's first). */
+  readonly filesByThread?: readonly number[];
   /** Index phases: rows indexed, transactions, the longest one in ms. */
   readonly rows?: number;
   readonly transactions?: number;
@@ -73,7 +90,7 @@ try {
   const corpus = generateCorpus(join(folder, "sources"), sessions, megabytes * 1e6, seed);
   const mb = (bytes: number): string => (bytes / 1e6).toFixed(1);
   process.stdout.write(
-    `${sessions} sessions, ${mb(corpus.bytes)} MB in all, largest ${mb(corpus.largestBytes)} MB (seed ${seed})\n`,
+    `${sessions} sessions, ${mb(corpus.bytes)} MB in all, largest ${mb(corpus.largestBytes)} MB (seed ${seed}); imports into packages with --jobs 1 and --jobs ${jobs}\n`,
   );
   const rows: { name: string; result: PhaseResult; baseline: PhaseResult }[] = [];
   for (const [source, sourceFolder] of [
@@ -81,6 +98,7 @@ try {
     ["codex", corpus.codexFolder],
   ] as const) {
     const into = join(folder, `packages-${source}`);
+    const intoOne = join(folder, `packages-${source}-one-thread`);
     const baseline = runPhase(["baseline", sourceFolder]);
     rows.push({
       name: `JSON.parse line by line (${source} files, baseline)`,
@@ -93,13 +111,18 @@ try {
       baseline,
     });
     rows.push({
-      name: `import ${source} into packages`,
-      result: runPhase([source, sourceFolder, into]),
+      name: `import ${source} into packages (--jobs 1)`,
+      result: runPhase([source, sourceFolder, intoOne, "1"]),
       baseline,
     });
     rows.push({
-      name: `import ${source} again (idempotent re-run)`,
-      result: runPhase([source, sourceFolder, into]),
+      name: `import ${source} into packages (--jobs ${jobs})`,
+      result: runPhase([source, sourceFolder, into, String(jobs)]),
+      baseline,
+    });
+    rows.push({
+      name: `import ${source} again (idempotent re-run, --jobs ${jobs})`,
+      result: runPhase([source, sourceFolder, into, String(jobs)]),
       baseline,
     });
     const store = join(folder, `store-${source}.sqlite`);
@@ -149,6 +172,12 @@ try {
     const baseRate = baseline.bytes / 1e6 / baseline.seconds;
     process.stdout.write(
       `| ${name} | ${result.files} | ${mb(result.bytes)} | ${result.seconds.toFixed(2)} | ${rate.toFixed(1)} | ${(rate / baseRate).toFixed(2)} | ${result.cpuSeconds.toFixed(2)} | ${(baseline.cpuSeconds / result.cpuSeconds).toFixed(2)} | ${mb(result.maxRssBytes)} |\n`,
+    );
+  }
+  for (const { name, result } of rows) {
+    if (result.filesByThread === undefined || result.filesByThread.length < 2) continue;
+    process.stdout.write(
+      `${name}: files per thread ${result.filesByThread.join(" + ")} (the main thread's first)\n`,
     );
   }
   for (const { name, result } of rows) {

@@ -6,7 +6,12 @@ export type { ClaudeCodeFileOptions } from "./claude-code/import.js";
 export { importCodexRollout } from "./codex/import.js";
 export { importStampOf, writeImportedPackage } from "./archive-target.js";
 export type { PackageOutcome, PackageWrite } from "./archive-target.js";
-export { acceptsFile, importConversationFile, importIntoPackages } from "./package-import.js";
+export {
+  acceptsFile,
+  defaultImportJobs,
+  importConversationFile,
+  importIntoPackages,
+} from "./package-import.js";
 export type { ConversationOutcome, ImportProgress, PackageImportReport } from "./package-import.js";
 export { listSourceFiles } from "./source-files.js";
 export { progressCounter } from "./progress.js";

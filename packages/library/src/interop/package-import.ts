@@ -1,65 +1,16 @@
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { stat } from "node:fs/promises";
 import { FolderSyncBatch } from "../archive/folder-sync-batch.js";
-import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
-import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
-import { importCodexRollout } from "./codex/import.js";
-import type { ConversationSource, FileImport } from "./imported.js";
+import type { PackageOutcome } from "./archive-target.js";
+import type { ConversationSource } from "./imported.js";
+import type { ConversationOutcome, FileOutcome } from "./package-file-import.js";
+import { importWithThreads } from "./parallel-import.js";
 import { progressCounter, type ImportProgress } from "./progress.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
 
 export type { ImportProgress } from "./progress.js";
-
-/** How each conversation source finds its files in a folder and reads one. */
-interface ConversationImporter {
-  accept(name: string): boolean;
-  importFile(file: string, bytes: Uint8Array): Promise<FileImport>;
-}
-
-const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
-  "claude-code": {
-    accept: (name) => name.endsWith(".jsonl"),
-    async importFile(file, bytes) {
-      let meta: string | undefined;
-      if (agentFileId(file) !== undefined) {
-        meta = await readFile(file.replace(/\.jsonl$/, ".meta.json"), "utf8").catch(
-          () => undefined,
-        );
-      }
-      return importClaudeCodeFile(file, bytes, meta === undefined ? {} : { meta });
-    },
-  },
-  codex: {
-    accept: (name) => name.endsWith(".jsonl"),
-    importFile: async (file, bytes) => importCodexRollout(file, bytes),
-  },
-};
-
-export function acceptsFile(source: ConversationSource, name: string): boolean {
-  return importers[source].accept(name);
-}
-
-/** Reads one source file of a conversation source (a sub-agent's `.meta.json` included). */
-export async function importConversationFile(
-  source: ConversationSource,
-  file: string,
-  bytes: Uint8Array,
-): Promise<FileImport> {
-  return importers[source].importFile(file, bytes);
-}
-
-export interface ConversationOutcome {
-  readonly name: string;
-  readonly sourceId: string;
-  readonly file: string;
-  readonly path: string;
-  readonly outcome: PackageOutcome;
-  readonly reason?: string;
-  readonly messages: number;
-  readonly items: number;
-  readonly images: number;
-  readonly imagesOmitted: number;
-}
+export type { ConversationOutcome } from "./package-file-import.js";
+export { acceptsFile, importConversationFile } from "./package-file-import.js";
 
 export interface PackageImportReport {
   readonly source: ConversationSource;
@@ -80,49 +31,114 @@ export interface PackageImportReport {
   };
 }
 
+/** The threads an import uses by default: the machine's available parallelism, at most 4. */
+export function defaultImportJobs(): number {
+  return Math.min(availableParallelism(), MAX_DEFAULT_JOBS);
+}
+
+const MAX_DEFAULT_JOBS = 4;
+
+/**
+ * Below this many bytes to import, an import with the default jobs starts no worker thread.
+ * Measured (2 cores, Codex sessions, bench/interop's generator): a worker loads in ~0.2 s from
+ * the TypeScript sources (tsx's cache warm) and then runs cold code; with 10 MB two threads took
+ * longer than one (0.62-0.72 s against 0.53-0.56 s), with 20 MB as long, with 50 MB and 100 MB
+ * less (100 MB: 2.19 s against 2.66-2.98 s). Every thread shares the cores with the thread
+ * pool's fsyncs, so the gain is below 2×.
+ */
+export const PARALLEL_IMPORT_MIN_BYTES = 32e6;
+
 /**
  * Imports source files into one format-1 package per conversation under `into`, a few files at
  * a time (memory is bounded by the largest files, not the folder). Every file is fsynced before
  * it is renamed into place; the folders' fsyncs that make the renames durable are done together
  * at the end (FolderSyncBatch), so everything imported is durable when this returns.
+ *
+ * `jobs` threads import at once (default: defaultImportJobs()): the main thread and jobs - 1
+ * worker threads taking whole files from one queue (parallel-import.ts); `jobs: 1` imports in
+ * this thread only. Without an explicit `jobs`, workers start only when there is at least
+ * PARALLEL_IMPORT_MIN_BYTES to import. Never more workers than files after the first. The
+ * report is the same whatever the threads (files in the order given). With `inMainThread:
+ * false` the main thread leaves the importing to `jobs` workers (an application's UI thread, and
+ * the tests that check the workers' part). `onThreads` is told the files each thread imported
+ * (the main thread's first).
  */
 export async function importIntoPackages(options: {
   readonly source: ConversationSource;
   readonly files: readonly string[];
   readonly into: string;
+  readonly jobs?: number;
+  readonly inMainThread?: boolean;
   readonly onProgress?: (progress: ImportProgress) => void;
+  readonly onThreads?: (filesByThread: readonly number[]) => void;
 }): Promise<PackageImportReport> {
-  const importer = importers[options.source];
   const fileDone = await progressCounter(options.files, options.onProgress);
+  let bytes = 0;
+  let messages = 0;
+  const done = (outcome: FileOutcome): void => {
+    const fileMessages = outcome.conversations.reduce(
+      (sum, conversation) => sum + conversation.messages,
+      0,
+    );
+    bytes += outcome.bytes;
+    messages += fileMessages;
+    fileDone(outcome.bytes, fileMessages);
+  };
+  const folderSyncs = new FolderSyncBatch();
+  const inMainThread = options.inMainThread ?? true;
+  const workers = await workerCount(options.files, options.jobs, inMainThread);
+  // With no worker, the main thread alone takes the files (a few at a time).
+  const threaded = await importWithThreads({
+    ...options,
+    workers,
+    inMainThread,
+    folderSyncs,
+    onFile: done,
+  });
+  if (threaded.failure !== undefined) {
+    // What was written before the failure is made durable too; the failure is what is reported.
+    await folderSyncs.flush().catch(() => undefined);
+    throw threaded.failure;
+  }
+  await folderSyncs.flush();
+  options.onThreads?.(threaded.filesByThread);
+  return packageReport(options, threaded.results, bytes, messages);
+}
+
+/**
+ * The worker threads to start: jobs - 1 beside the main thread (jobs when it only gathers), no
+ * more than the files it leaves them; by default none for less than PARALLEL_IMPORT_MIN_BYTES.
+ */
+async function workerCount(
+  files: readonly string[],
+  jobs: number | undefined,
+  inMainThread: boolean,
+): Promise<number> {
+  const main = inMainThread ? 1 : 0;
+  const workers = Math.min((jobs ?? defaultImportJobs()) - main, files.length - main);
+  if (workers <= 0 || jobs !== undefined || !inMainThread) return Math.max(workers, 0);
+  let total = 0;
+  for (const file of files) {
+    total += (await stat(file).catch(() => ({ size: 0 }))).size;
+    if (total >= PARALLEL_IMPORT_MIN_BYTES) return workers;
+  }
+  return 0;
+}
+
+function packageReport(
+  options: {
+    readonly source: ConversationSource;
+    readonly into: string;
+    readonly files: readonly string[];
+  },
+  results: readonly (FileOutcome | undefined)[],
+  bytes: number,
+  messages: number,
+): PackageImportReport {
   const accounts: FileAccount[] = [];
   const conversations: ConversationOutcome[] = [];
   const leftOut: LeftOutEntry[] = [];
   const unreadableFiles: { file: string; reason: string }[] = [];
-  let bytes = 0;
-  let messages = 0;
-  const results: (FileOutcome | undefined)[] = [];
-  const writes = new PackageWriteQueue();
-  const folderSyncs = new FolderSyncBatch();
-  // A few files at a time, so that one file's durable writes (fsync) overlap the next one's
-  // reading; memory stays bounded by a few files, never the folder.
-  try {
-    await eachWithConcurrency(options.files, IMPORT_CONCURRENCY, async (file, index) => {
-      const outcome = await importOneFile(importer, file, options.into, writes, folderSyncs);
-      results[index] = outcome;
-      const fileMessages = outcome.conversations.reduce(
-        (sum, conversation) => sum + conversation.messages,
-        0,
-      );
-      bytes += outcome.bytes;
-      messages += fileMessages;
-      fileDone(outcome.bytes, fileMessages);
-    });
-  } catch (error) {
-    // What was written before the failure is made durable too; the failure is what is reported.
-    await folderSyncs.flush().catch(() => undefined);
-    throw error;
-  }
-  await folderSyncs.flush();
   for (const result of results) {
     if (result === undefined) continue;
     if (result.unreadable !== undefined) unreadableFiles.push(result.unreadable);
@@ -149,83 +165,4 @@ export async function importIntoPackages(options: {
       refused: count("refused"),
     },
   };
-}
-
-/** How many files an import reads and writes at once. */
-const IMPORT_CONCURRENCY = 8;
-
-interface FileOutcome {
-  readonly bytes: number;
-  readonly account?: FileAccount;
-  readonly leftOut: readonly LeftOutEntry[];
-  readonly conversations: readonly ConversationOutcome[];
-  readonly unreadable?: { readonly file: string; readonly reason: string };
-}
-
-async function importOneFile(
-  importer: ConversationImporter,
-  file: string,
-  into: string,
-  writes: PackageWriteQueue,
-  folderSyncs: FolderSyncBatch,
-): Promise<FileOutcome> {
-  let content: Uint8Array;
-  try {
-    // One direct read: the thread pool's round trips (open, stat, read, close) cost more than
-    // reading a session file that is in the page cache.
-    content = readFileSync(file);
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason } };
-  }
-  const result = await importer.importFile(file, content);
-  const conversations: ConversationOutcome[] = [];
-  for (const imported of result.conversations) {
-    const write = await writes.run(imported.name, () =>
-      writeImportedPackage(into, imported, folderSyncs),
-    );
-    conversations.push({
-      name: imported.name,
-      sourceId: imported.sourceId,
-      file,
-      path: write.path,
-      outcome: write.outcome,
-      ...(write.reason === undefined ? {} : { reason: write.reason }),
-      messages: imported.conversation.history.length,
-      items: imported.conversation.items.length,
-      images: imported.images.size,
-      imagesOmitted: write.imagesOmitted,
-    });
-  }
-  return { bytes: content.length, account: result.account, leftOut: result.leftOut, conversations };
-}
-
-/** Writes to one package run one after the other (two files may name the same session). */
-class PackageWriteQueue {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  run<T>(name: string, write: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(name) ?? Promise.resolve();
-    const next = previous.then(write, write);
-    this.tails.set(
-      name,
-      next.catch(() => undefined),
-    );
-    return next;
-  }
-}
-
-async function eachWithConcurrency<T>(
-  list: readonly T[],
-  concurrency: number,
-  work: (entry: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < list.length) {
-      const index = next++;
-      await work(list[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, worker));
 }

@@ -33,9 +33,9 @@ function isConversationSource(source: string): source is ConversationSource {
 export const importCommand: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--index-now] [--json]",
+    "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--index-now] [--jobs N] [--json]",
   summary:
-    "Import Claude Code or Codex sessions into format-1 packages or gateway chains (one per conversation), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
+    "Import Claude Code or Codex sessions into format-1 packages or gateway chains (one per conversation; --jobs N threads at once, default the machine's cores up to 4), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
   async run(args, io) {
     const { positionals, values } = parseCommandArgs(
       this,
@@ -45,6 +45,7 @@ export const importCommand: Command = {
         subject: { type: "string" },
         as: { type: "string" },
         "index-now": { type: "boolean" },
+        jobs: { type: "string" },
         json: { type: "boolean" },
       },
       { min: 2, max: Number.MAX_SAFE_INTEGER },
@@ -58,7 +59,9 @@ export const importCommand: Command = {
     }
     const into = values.into;
     if (into === undefined || into === "") throw usageError(this, "--into is required");
+    const jobs = values.jobs === undefined ? undefined : parseJobs(this, values.jobs);
     if (/^(sqlite:|postgres(ql)?:\/\/)/.test(into)) {
+      if (jobs !== undefined) throw usageError(this, JOBS_TARGET);
       // The gateway store is the server package's: its command writes the chains.
       return (await loadServerCommand("import database")).run(args, io);
     }
@@ -83,6 +86,7 @@ export const importCommand: Command = {
     const onProgress = bar.onProgress === undefined ? {} : { onProgress: bar.onProgress };
     // Codex also imports as a job trajectory (one turn per Codex turn) into a rows file.
     if (!isConversationSource(source) || (source === "codex" && asJob)) {
+      if (jobs !== undefined) throw usageError(this, JOBS_TARGET);
       const trajectorySource = source as TrajectorySource;
       const files = await listSourceFiles(io.cwd, paths, (name) =>
         acceptsTrajectoryFile(trajectorySource, name),
@@ -105,6 +109,7 @@ export const importCommand: Command = {
       source,
       files,
       into: resolve(io.cwd, into),
+      ...(jobs === undefined ? {} : { jobs }),
       ...onProgress,
     });
     bar.finish();
@@ -114,6 +119,21 @@ export const importCommand: Command = {
     return failed ? EXIT_CHECK_FAILED : EXIT_OK;
   },
 };
+
+const JOBS_TARGET =
+  "--jobs goes with Claude Code or Codex sessions imported into a package folder (--into <folder>)";
+
+/** `--jobs N`: a whole number of threads, at least 1. */
+function parseJobs(command: Command, text: string): number {
+  const jobs = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(jobs) || jobs < 1) {
+    throw usageError(
+      command,
+      `--jobs must be a whole number of threads, 1 or more (1 imports in one thread), got ${JSON.stringify(text)}`,
+    );
+  }
+  return jobs;
+}
 
 function writeLeftOut(
   entries: PackageImportReport["leftOut"],

@@ -1,0 +1,143 @@
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { FolderSyncBatch } from "../archive/folder-sync-batch.js";
+import { VerbatimError, isVerbatimError } from "../core/errors.js";
+import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
+import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
+import { importCodexRollout } from "./codex/import.js";
+import type { ConversationSource, FileImport } from "./imported.js";
+import type { NameLocks } from "./name-locks.js";
+import type { FileAccount, LeftOutEntry } from "./report.js";
+
+/** How each conversation source finds its files in a folder and reads one. */
+interface ConversationImporter {
+  accept(name: string): boolean;
+  importFile(file: string, bytes: Uint8Array): Promise<FileImport>;
+}
+
+const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
+  "claude-code": {
+    accept: (name) => name.endsWith(".jsonl"),
+    async importFile(file, bytes) {
+      let meta: string | undefined;
+      if (agentFileId(file) !== undefined) {
+        meta = await readFile(file.replace(/\.jsonl$/, ".meta.json"), "utf8").catch(
+          () => undefined,
+        );
+      }
+      return importClaudeCodeFile(file, bytes, meta === undefined ? {} : { meta });
+    },
+  },
+  codex: {
+    accept: (name) => name.endsWith(".jsonl"),
+    importFile: async (file, bytes) => importCodexRollout(file, bytes),
+  },
+};
+
+export function acceptsFile(source: ConversationSource, name: string): boolean {
+  return importers[source].accept(name);
+}
+
+/** Reads one source file of a conversation source (a sub-agent's `.meta.json` included). */
+export async function importConversationFile(
+  source: ConversationSource,
+  file: string,
+  bytes: Uint8Array,
+): Promise<FileImport> {
+  return importers[source].importFile(file, bytes);
+}
+
+export interface ConversationOutcome {
+  readonly name: string;
+  readonly sourceId: string;
+  readonly file: string;
+  readonly path: string;
+  readonly outcome: PackageOutcome;
+  readonly reason?: string;
+  readonly messages: number;
+  readonly items: number;
+  readonly images: number;
+  readonly imagesOmitted: number;
+}
+
+/** What importing one source file gave (plain data: it crosses from a worker thread). */
+export interface FileOutcome {
+  readonly bytes: number;
+  readonly account?: FileAccount;
+  readonly leftOut: readonly LeftOutEntry[];
+  readonly conversations: readonly ConversationOutcome[];
+  readonly unreadable?: { readonly file: string; readonly reason: string };
+}
+
+/**
+ * Imports one source file into its packages under `into`: reads it, converts it and writes
+ * each conversation through the archive (under its name's lock). The folders whose fsync makes
+ * the writes durable are added to `folderSyncs` (flushed by the caller). A failure of the
+ * converter or of a write rejects with an error naming the file (`fileImportError`).
+ */
+export async function importPackageFile(
+  source: ConversationSource,
+  file: string,
+  into: string,
+  locks: NameLocks,
+  folderSyncs: FolderSyncBatch,
+): Promise<FileOutcome> {
+  let content: Uint8Array;
+  try {
+    // One direct read: the thread pool's round trips (open, stat, read, close) cost more than
+    // reading a session file that is in the page cache.
+    content = readFileSync(file);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason } };
+  }
+  try {
+    const result = await importers[source].importFile(file, content);
+    const conversations: ConversationOutcome[] = [];
+    for (const imported of result.conversations) {
+      const write = await locks.run(imported.name, () =>
+        writeImportedPackage(into, imported, folderSyncs),
+      );
+      conversations.push({
+        name: imported.name,
+        sourceId: imported.sourceId,
+        file,
+        path: write.path,
+        outcome: write.outcome,
+        ...(write.reason === undefined ? {} : { reason: write.reason }),
+        messages: imported.conversation.history.length,
+        items: imported.conversation.items.length,
+        images: imported.images.size,
+        imagesOmitted: write.imagesOmitted,
+      });
+    }
+    return {
+      bytes: content.length,
+      account: result.account,
+      leftOut: result.leftOut,
+      conversations,
+    };
+  } catch (error) {
+    throw fileImportError(file, error);
+  }
+}
+
+/** The hint of an import that stopped on a file. */
+const STOPPED_HINT =
+  "The packages written before it are saved and durable; move the file aside (or fix what the message names) and run the import again: what was imported is skipped";
+
+/**
+ * An import's failure on one file, as a VerbatimError naming the file (`where`), keeping the
+ * code of a VerbatimError (e.g. a full disk's) and `internal_error` for anything else.
+ */
+export function fileImportError(file: string, error: unknown): VerbatimError {
+  if (isVerbatimError(error) && error.details?.["importedFile"] === file) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = isVerbatimError(error) ? error.code : "internal_error";
+  return new VerbatimError(code, `cannot import this file: ${message}`, {
+    where: file,
+    hint: STOPPED_HINT,
+    cause: error,
+    details: { importedFile: file },
+  });
+}
