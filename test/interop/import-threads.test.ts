@@ -19,6 +19,7 @@ import { VerbatimError } from "../../packages/library/src/core/errors.js";
 import {
   importIntoPackages,
   type ConversationSource,
+  type ImportProgress,
   type PackageImportReport,
 } from "../../packages/library/src/interop/index.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
@@ -68,8 +69,13 @@ async function importWith(
   files: readonly string[],
   into: string,
   options: { jobs: number; inMainThread?: boolean },
-): Promise<{ report: PackageImportReport; threads: readonly number[] }> {
+): Promise<{
+  report: PackageImportReport;
+  threads: readonly number[];
+  progress: ImportProgress[];
+}> {
   let threads: readonly number[] = [];
+  const progress: ImportProgress[] = [];
   const report = await importIntoPackages({
     source,
     files,
@@ -78,8 +84,9 @@ async function importWith(
     onThreads: (counts) => {
       threads = counts;
     },
+    onProgress: (step) => progress.push(step),
   });
-  return { report, threads };
+  return { report, threads, progress };
 }
 
 const sources = [
@@ -135,6 +142,11 @@ describe("import into packages on worker threads (issue 19, --jobs)", () => {
       expect(workers.threads.slice(1).every((count) => count > 0)).toBe(true);
       expect(comparable(workers.report, workersInto)).toEqual(comparable(one.report, oneInto));
       expect(filesUnder(workersInto)).toEqual(filesUnder(oneInto));
+      // The progress bar hears of every file the workers imported, as from one thread.
+      expect(workers.progress.map((step) => step.files)).toEqual(
+        files.map((_, index) => index + 1),
+      );
+      expect(workers.progress.at(-1)).toEqual(one.progress.at(-1));
 
       // A re-run on worker threads writes nothing: every package unchanged, its files untouched.
       const times = workers.report.conversations.map(
