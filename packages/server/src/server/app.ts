@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import { VerbatimError } from "verbatim-llm/core";
@@ -16,6 +17,7 @@ import { checkFieldIds, checkPathIds } from "./id-shape.js";
 import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
 import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
+import { PassThroughFront } from "./pass-through-front.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { RouteTable } from "./route-table.js";
 import { registerCallerRoutes } from "./routes/caller.js";
@@ -101,6 +103,12 @@ export const DEFAULT_RATE_LIMIT: RateLimitOptions = { perMinute: 600, burst: 100
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The client's x-request-id when it is well formed, else a new one. */
+function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers["x-request-id"];
+  return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** The longest path segment the router reads (ids are at most 200 characters). */
 const MAX_PARAM_LENGTH = 1024;
 
@@ -111,14 +119,22 @@ const MAX_PARAM_LENGTH = 1024;
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const timeouts = checkTimeouts({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
+  // Requests over HTTP to the pass-through routes are served before the router once the routes
+  // exist (pass-through-front.ts); everything else, and every injected request, takes the router.
+  const front = new PassThroughFront();
   const app = Fastify({
+    serverFactory: (router, settings) => {
+      const server = createServer(settings.http ?? {}, (request, response) =>
+        front.route(request, response, () => router(request, response)),
+      );
+      server.keepAliveTimeout = timeouts.idleMs;
+      server.requestTimeout = timeouts.bodyMs;
+      return server;
+    },
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit,
     logController: new LogController({ requestIdLogLabel: "request_id" }),
-    genReqId: (request) => {
-      const given = request.headers["x-request-id"];
-      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // Node's parser closes slow and idle connections; the 408 it raises is answered by
     // clientErrorHandler in the error shape.
     http: {
@@ -140,6 +156,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   app.server.on("checkExpectation", refuseExpectation);
+  app.decorate("passThroughFront", front);
   app.decorateRequest("subjectUid", "");
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -279,12 +296,29 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   try {
     await app.register(async (scope) => {
       scope.addHook("onRequest", apiKeyAuth(keys, limiter, failures));
-      registerCallerRoutes(scope, {
+      const passThroughRoutes = registerCallerRoutes(scope, {
         database: options.database,
         upstream: options.upstream,
         store,
         recordRedact: options.recordRedact === true,
       });
+      // Behind trusted proxies the client's address comes from forwarded headers, which the
+      // router reads: the pass-through routes stay on it there.
+      if (options.trustedProxies === undefined || options.trustedProxies.length === 0) {
+        front.enable(
+          {
+            keys,
+            limiter,
+            failures,
+            bodyLimit,
+            log: app.log,
+            work,
+            closing: () => closing,
+            requestId: requestIdOf,
+          },
+          passThroughRoutes,
+        );
+      }
     });
     if (typeof options.webRoot === "string") registerWebRoutes(app, options.webRoot);
     else if (typeof options.webRoot === "object") registerMissingPageRoutes(app, options.webRoot);

@@ -14,7 +14,7 @@ declare module "fastify" {
 }
 
 /** The bearer credential of a request, or undefined. */
-export function bearerOf(request: FastifyRequest): string | undefined {
+export function bearerOf(request: Pick<FastifyRequest, "headers">): string | undefined {
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -22,9 +22,14 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 /** The `x-api-key` credential (Anthropic clients send the key there), or undefined. */
-function xApiKeyOf(request: FastifyRequest): string | undefined {
+function xApiKeyOf(request: Pick<FastifyRequest, "headers">): string | undefined {
   const header = request.headers["x-api-key"];
   return typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
+}
+
+/** The API key a caller request presents: a bearer token, else `x-api-key`. */
+export function apiKeyOf(request: Pick<FastifyRequest, "headers">): string | undefined {
+  return bearerOf(request) ?? xApiKeyOf(request);
 }
 
 function digest(text: string): Buffer {
@@ -94,7 +99,7 @@ export function apiKeyAuth(
 ) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (await refusedForFailures(request, reply, failures)) return;
-    const given = bearerOf(request) ?? xApiKeyOf(request);
+    const given = apiKeyOf(request);
     const subject = given === undefined ? undefined : await keys.subjectOf(given);
     if (given === undefined || subject === undefined) {
       if (given !== undefined) failures?.recordFailure(request.ip);

@@ -71,7 +71,9 @@ function unsupported(message: string, where: string): VerbatimError {
  * The check of a body's declared encoding (preParsing: after authentication, before a byte of
  * the body is read); a request without a body is not concerned.
  */
-export function declaredEncodingProblem(request: FastifyRequest): VerbatimError | undefined {
+export function declaredEncodingProblem(
+  request: Pick<FastifyRequest, "headers">,
+): VerbatimError | undefined {
   const length = request.headers["content-length"];
   const hasBody =
     request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");

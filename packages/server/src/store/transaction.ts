@@ -16,10 +16,13 @@ export async function inTransaction<T>(
     const lazy = options.waitForDisk === false && database.capabilities.dialect === "sqlite";
     if (lazy) await sql`pragma synchronous = NORMAL`.execute(connection);
     try {
-      await sql.raw(database.capabilities.beginStatement).execute(connection);
-      if (options.waitForDisk === false && database.capabilities.dialect === "postgres") {
-        await sql`set local synchronous_commit = off`.execute(connection);
-      }
+      // PostgreSQL: both in one round trip (a query without parameters may hold two
+      // statements); each round trip is a socket write and a wake-up of the server process.
+      const lazyCommit =
+        options.waitForDisk === false && database.capabilities.dialect === "postgres"
+          ? "; set local synchronous_commit = off"
+          : "";
+      await sql.raw(`${database.capabilities.beginStatement}${lazyCommit}`).execute(connection);
       let result: T;
       try {
         result = await work(connection);

@@ -19,6 +19,7 @@ import { RecordedCalls } from "../../gateway/recorded-calls.js";
 import { registerChatCompletionsRoute } from "./chat-completions.js";
 import { registerMessagesRoutes } from "./messages.js";
 import { keepRawJsonBodies } from "./pass-through.js";
+import { PASS_THROUGH_ROUTES, type PassThroughRouteServing } from "./pass-through-routes.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
@@ -28,8 +29,14 @@ export interface CallerRouteOptions {
   readonly recordRedact?: boolean;
 }
 
-/** Caller routes (/v1): responses, compression, jobs; under per-subject API keys. */
-export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
+/**
+ * Caller routes (/v1): responses, compression, jobs; under per-subject API keys. Returns the
+ * pass-through routes with what serves them, for the server's front path (pass-through-front.ts).
+ */
+export function registerCallerRoutes(
+  app: FastifyInstance,
+  options: CallerRouteOptions,
+): PassThroughRouteServing[] {
   const { store } = options;
   const conversations = new GatewayConversations(store);
   const conversationsApi = new ConversationsService(conversations, options.upstream?.imageUrls);
@@ -63,4 +70,5 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
     registerMessagesRoutes(scope, passThroughUpstream, recorder);
     registerChatCompletionsRoute(scope, passThroughUpstream, recorder);
   });
+  return PASS_THROUGH_ROUTES.map((route) => ({ route, config: passThroughUpstream, recorder }));
 }

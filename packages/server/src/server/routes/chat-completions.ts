@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { UpstreamConfig } from "../upstream/config.js";
-import { modelOf, passThrough, targetFor, upstreamUrl, type RawJsonBody } from "./pass-through.js";
+import { registerPassThroughRoute } from "./messages.js";
+import { CHAT_COMPLETIONS_ROUTE } from "./pass-through-routes.js";
 
 /**
  * POST /v1/chat/completions: OpenAI Chat Completions passed through to the upstream of that
@@ -14,30 +15,5 @@ export function registerChatCompletionsRoute(
   config: UpstreamConfig,
   recorder: RecordedCalls,
 ): void {
-  app.post<{ Body: RawJsonBody }>(
-    "/v1/chat/completions",
-    {
-      schema: {
-        summary:
-          "OpenAI Chat Completions, passed through byte for byte (stream: true for SSE) and recorded as a chain",
-        tags: ["pass-through"],
-        security: [{ apiKey: [] }],
-      },
-    },
-    async (request, reply) => {
-      const target = targetFor(config, modelOf(request.body), [
-        "openai-chat",
-        "openai-responses",
-        "openrouter",
-      ]);
-      return passThrough(request, reply, recorder, {
-        format: "openai-chat",
-        target,
-        url: upstreamUrl(target, request.url, "/v1"),
-        body: request.body,
-        timeoutMs: config.timeoutMs,
-        record: true,
-      });
-    },
-  );
+  registerPassThroughRoute(app, CHAT_COMPLETIONS_ROUTE, config, recorder);
 }

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { UpstreamConfig } from "../upstream/config.js";
-import { modelOf, passThrough, targetFor, upstreamUrl, type RawJsonBody } from "./pass-through.js";
+import { fastifyExchange, passThrough, type RawJsonBody } from "./pass-through.js";
+import {
+  COUNT_TOKENS_ROUTE,
+  MESSAGES_ROUTE,
+  passThroughCall,
+  type PassThroughRoute,
+} from "./pass-through-routes.js";
 
 /**
  * POST /v1/messages and POST /v1/messages/count_tokens: Anthropic Messages passed through to
@@ -14,30 +20,25 @@ export function registerMessagesRoutes(
   config: UpstreamConfig,
   recorder: RecordedCalls,
 ): void {
-  const route = (path: string, record: boolean, summary: string) =>
-    app.post<{ Body: RawJsonBody }>(
-      path,
-      { schema: { summary, tags: ["pass-through"], security: [{ apiKey: [] }] } },
-      async (request, reply) => {
-        const target = targetFor(config, modelOf(request.body), ["anthropic"]);
-        return passThrough(request, reply, recorder, {
-          format: "anthropic-messages",
-          target,
-          url: upstreamUrl(target, request.url, ""),
-          body: request.body,
-          timeoutMs: config.timeoutMs,
-          record,
-        });
-      },
-    );
-  route(
-    "/v1/messages",
-    true,
-    "Anthropic Messages, passed through byte for byte (stream: true for SSE) and recorded as a chain",
-  );
-  route(
-    "/v1/messages/count_tokens",
-    false,
-    "Anthropic token count, passed through byte for byte (not recorded)",
+  for (const route of [MESSAGES_ROUTE, COUNT_TOKENS_ROUTE]) {
+    registerPassThroughRoute(app, route, config, recorder);
+  }
+}
+
+/** One pass-through route on Fastify's router (and in the OpenAPI document). */
+export function registerPassThroughRoute(
+  app: FastifyInstance,
+  route: PassThroughRoute,
+  config: UpstreamConfig,
+  recorder: RecordedCalls,
+): void {
+  app.post<{ Body: RawJsonBody }>(
+    route.path,
+    { schema: { summary: route.summary, tags: ["pass-through"], security: [{ apiKey: [] }] } },
+    async (request, reply) => {
+      const call = passThroughCall(route, config, request.url, request.body);
+      await passThrough(fastifyExchange(request, reply), recorder, call);
+      return reply;
+    },
   );
 }

@@ -6,8 +6,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { finished } from "node:stream";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
 import { CREDENTIAL_HEADERS, type RecordedCalls } from "../../gateway/recorded-calls.js";
@@ -123,13 +122,42 @@ export interface PassThroughCall {
   readonly record: boolean;
 }
 
+/**
+ * What the engine needs of a request and its response, whichever way the request came: through
+ * Fastify's router (fastifyExchange) or the server's front path (../pass-through-front.ts).
+ */
+export interface PassThroughExchange {
+  readonly id: string;
+  /** The request's path and query, as sent. */
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The subject the request's API key acts for. */
+  readonly subjectUid: string;
+  readonly log: Pick<FastifyBaseLogger, "warn" | "error">;
+  readonly response: ServerResponse;
+  /** Takes the response over from the framework before its head is written. */
+  hijack(): void;
+}
+
+/** The exchange of a request Fastify routed. */
+export function fastifyExchange(request: FastifyRequest, reply: FastifyReply): PassThroughExchange {
+  return {
+    id: request.id,
+    url: request.url,
+    headers: request.headers,
+    subjectUid: request.subjectUid,
+    log: request.log,
+    response: reply.raw,
+    hijack: () => reply.hijack(),
+  };
+}
+
 /** Sends the request upstream and the answer back; records it when asked. */
 export async function passThrough(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: PassThroughExchange,
   recorder: RecordedCalls,
   call: PassThroughCall,
-): Promise<FastifyReply> {
+): Promise<void> {
   const started = performance.now();
   // Placing recorded calls waits while a call is sent or answered, not while it waits upstream.
   let idle: (() => void) | undefined;
@@ -140,7 +168,14 @@ export async function passThrough(
     headers: forwardedHeaders(requestHeaders, call.target),
     agent: secure ? httpsAgent : httpAgent,
   });
-  const upstreamResponse = await new Promise<IncomingMessage>((resolve, reject) => {
+  // The client hanging up stops the upstream call.
+  const client = request.response;
+  const onClientGone = () => {
+    if (!client.writableFinished) upstreamRequest.destroy();
+  };
+  let upstreamResponse: IncomingMessage | undefined;
+  let responseHeaders: Record<string, string> = {};
+  const answer = await new Promise<RelayedAnswer>((resolve, reject) => {
     const timer = setTimeout(() => {
       upstreamRequest.destroy(
         new VerbatimError(
@@ -152,9 +187,22 @@ export async function passThrough(
         ),
       );
     }, call.timeoutMs);
+    // The head goes on to the client and the body is relayed from the turn the head came in
+    // (after an await, a turn later: 0.1 ms measured here after the upstream's think time).
     upstreamRequest.on("response", (response) => {
       clearTimeout(timer);
-      resolve(response);
+      upstreamResponse = response;
+      client.on("close", onClientGone);
+      request.hijack();
+      responseHeaders = headerText(response.headers);
+      const sentHeaders: Record<string, string> = { "x-request-id": request.id };
+      for (const name in responseHeaders) {
+        if (!HOP_BY_HOP.has(name)) sentHeaders[name] = responseHeaders[name] as string;
+      }
+      client.writeHead(response.statusCode ?? 502, sentHeaders);
+      // Marked here, so the finally below always ends it.
+      if (call.record) idle = recorder.busy();
+      resolve(relayAnswer(response, client));
     });
     upstreamRequest.on("error", (error) => {
       clearTimeout(timer);
@@ -173,21 +221,6 @@ export async function passThrough(
       sending?.();
     }
   });
-  // The client hanging up stops the upstream call.
-  const onClientGone = () => {
-    if (!reply.raw.writableFinished) upstreamRequest.destroy();
-  };
-  reply.raw.on("close", onClientGone);
-  reply.hijack();
-  const responseHeaders = headerText(upstreamResponse.headers);
-  const sentHeaders: Record<string, string> = { "x-request-id": request.id };
-  for (const name in responseHeaders) {
-    if (!HOP_BY_HOP.has(name)) sentHeaders[name] = responseHeaders[name] as string;
-  }
-  reply.raw.writeHead(upstreamResponse.statusCode ?? 502, sentHeaders);
-  // Marked here, so the finally below always ends it.
-  if (call.record) idle = recorder.busy();
-  const answer = await relayAnswer(upstreamResponse, reply.raw);
   if (!answer.complete) request.log.warn({ err: answer.error }, "upstream answer broke off");
   let placed: Promise<unknown> | undefined;
   try {
@@ -202,7 +235,7 @@ export async function passThrough(
         messages,
         requestHeaders,
         requestBody: call.body.bytes,
-        statusCode: upstreamResponse.statusCode ?? 0,
+        statusCode: upstreamResponse?.statusCode ?? 0,
         responseHeaders,
         responseBody:
           answer.chunks.length === 1 ? (answer.chunks[0] as Buffer) : Buffer.concat(answer.chunks),
@@ -213,13 +246,13 @@ export async function passThrough(
   } catch (error) {
     request.log.error({ err: error }, "recording the call failed; the client got its answer");
   } finally {
-    reply.raw.off("close", onClientGone);
+    client.off("close", onClientGone);
     // An answer that broke off ends the connection: ending the response would hand the client
     // a chunked body's terminator, a cut answer that looks whole.
-    if (!answer.complete) reply.raw.destroy();
+    if (!answer.complete) client.destroy();
     // A sized answer's held last piece goes with the end.
-    else if (answer.held === undefined) reply.raw.end();
-    else reply.raw.end(answer.held);
+    else if (answer.held === undefined) client.end();
+    else client.end(answer.held);
     idle?.();
   }
   // Placed in its chain after the answer; the handler (which close() waits for) ends after it.
@@ -229,7 +262,6 @@ export async function passThrough(
       "placing the recorded call in its chain failed; its bytes are stored, and it is placed again by its subject's next call or at the next start",
     ),
   );
-  return reply;
 }
 
 /** The upstream's answer as relayed: its pieces, and the last one when it was held back. */
@@ -259,19 +291,39 @@ function relayAnswer(upstream: IncomingMessage, client: ServerResponse): Promise
     const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : -1;
     let received = 0;
     let held: Buffer | undefined;
+    let settled = false;
+    const whole = () => {
+      if (settled) return;
+      settled = true;
+      resolve({ chunks, complete: true, held });
+    };
+    const brokeOff = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (held !== undefined) client.write(held);
+      resolve({ chunks, complete: false, held: undefined, error });
+    };
     upstream.on("data", (chunk: Buffer) => {
       chunks.push(chunk);
       received += chunk.length;
-      if (received === declared) held = chunk;
-      else client.write(chunk);
-    });
-    finished(upstream, (error) => {
-      if (error === undefined || error === null) {
-        resolve({ chunks, complete: true, held });
+      if (received !== declared) {
+        client.write(chunk);
         return;
       }
-      if (held !== undefined) client.write(held);
-      resolve({ chunks, complete: false, held: undefined, error });
+      // The declared length is complete: the answer is whole now, before its 'end' (which
+      // comes after the client's keep-alive bookkeeping: 0.3 ms later measured here).
+      held = chunk;
+      whole();
+    });
+    // A chunked answer is whole at its 'end' (stream.finished would wait for the message's
+    // 'close' as well: measured here 0.3 ms later back to back and 0.7 ms after 20 ms of
+    // upstream think time, all of it on the answer's path: the commit waits for the whole).
+    upstream.once("end", whole);
+    upstream.once("error", brokeOff);
+    upstream.once("close", () => {
+      if (!upstream.readableEnded) {
+        brokeOff(upstream.errored ?? new Error("the upstream's answer closed before its end"));
+      }
     });
   });
 }
