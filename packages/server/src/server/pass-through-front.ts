@@ -77,6 +77,8 @@ export class PassThroughFront {
     }
     options.keys.subjectOf(key).then(
       (subject) => {
+        // A client gone while its key was looked up needs no answer (and holds no work).
+        if (request.destroyed) return;
         // The router answers (and counts) unknown keys and keys over their rate.
         if (subject === undefined || options.closing()) return router();
         if (options.limiter !== undefined) {
