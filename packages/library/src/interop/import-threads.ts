@@ -37,11 +37,6 @@ export class ImportControl {
     Atomics.store(this.slots, 0, files);
   }
 
-  /** Files taken so far (capped by the caller at the number of files). */
-  taken(): number {
-    return Atomics.load(this.slots, 0);
-  }
-
   /** A worker starts working (true) unless it was called off first (false). */
   begin(worker: number): boolean {
     return Atomics.compareExchange(this.slots, 1 + worker, STARTING, WORKING) === STARTING;

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from "node:http";
-import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { STATUS_CODES, type ServerResponse } from "node:http";
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { httpStatusOf, isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import { RequestValidationError, shareSchema } from "./zod-schemas.js";
@@ -114,18 +114,41 @@ export function rawErrorResponse(error: VerbatimError, requestId: string): strin
   );
 }
 
+/** Logs an error answered to a client: a server failure as an error, a refusal as info. */
+function logAnswered(log: FastifyBaseLogger, error: VerbatimError, status: number): void {
+  if (status >= 500) log.error({ err: error.cause ?? error, code: error.code }, error.message);
+  else log.info({ code: error.code, where: error.where }, error.message);
+}
+
 export function sendError(
   request: FastifyRequest,
   reply: FastifyReply,
   error: VerbatimError,
 ): FastifyReply {
   const status = httpStatusOf(error.code);
-  if (status >= 500) {
-    request.log.error({ err: error.cause ?? error, code: error.code }, error.message);
-  } else {
-    request.log.info({ code: error.code, where: error.where }, error.message);
-  }
+  logAnswered(request.log, error, status);
   return reply.code(status).type("application/json").send(errorReply(error, request.id));
+}
+
+/**
+ * sendError for a response no Fastify reply owns (the pass-through routes' front path): the
+ * same status, headers and body as the router's answer.
+ */
+export function sendResponseError(
+  response: ServerResponse,
+  requestId: string,
+  error: VerbatimError,
+  log: FastifyBaseLogger,
+): void {
+  const status = httpStatusOf(error.code);
+  logAnswered(log, error, status);
+  const body = JSON.stringify(errorReply(error, requestId));
+  response.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "x-request-id": requestId,
+  });
+  response.end(body);
 }
 
 /** Fastify's error handler: every failure becomes the one error shape. */

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
-import { httpStatusOf, VerbatimError } from "verbatim-llm/core";
+import { VerbatimError } from "verbatim-llm/core";
 import type { ApiKeyLookup } from "./api-key-cache.js";
 import { apiKeyOf } from "./auth.js";
-import { errorReply, toVerbatimError } from "./errors.js";
+import { sendResponseError, toVerbatimError } from "./errors.js";
 import type { FailedAuthenticationLimit } from "./failed-authentication.js";
 import type { InFlightWork } from "./in-flight.js";
 import { declaredEncodingProblem, parseJsonBody } from "./json-body.js";
@@ -183,7 +183,7 @@ export class PassThroughFront {
       hijack: () => undefined,
     };
     const fail = (error: unknown) => {
-      sendFrontError(response, id, toVerbatimError(error), log());
+      sendResponseError(response, id, toVerbatimError(error), log());
     };
     const chunks: Buffer[] = [];
     let received = 0;
@@ -243,23 +243,4 @@ function mediaType(contentType: string): string {
 function levelEnabled(log: FastifyBaseLogger, level: string): boolean {
   const check = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled;
   return check === undefined ? true : check.call(log, level);
-}
-
-/** An error in the one shape (errors.ts), as the router's error handler sends it. */
-function sendFrontError(
-  response: ServerResponse,
-  requestId: string,
-  error: VerbatimError,
-  log: FastifyBaseLogger,
-): void {
-  const status = httpStatusOf(error.code);
-  if (status >= 500) log.error({ err: error.cause ?? error, code: error.code }, error.message);
-  else log.info({ code: error.code, where: error.where }, error.message);
-  const body = JSON.stringify(errorReply(error, requestId));
-  response.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    "x-request-id": requestId,
-  });
-  response.end(body);
 }

@@ -16,10 +16,12 @@ import {
 } from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
 import { RecordedCalls } from "../../gateway/recorded-calls.js";
-import { registerChatCompletionsRoute } from "./chat-completions.js";
-import { registerMessagesRoutes } from "./messages.js";
 import { keepRawJsonBodies } from "./pass-through.js";
-import { PASS_THROUGH_ROUTES, type PassThroughRouteServing } from "./pass-through-routes.js";
+import {
+  PASS_THROUGH_ROUTES,
+  registerPassThroughRoute,
+  type PassThroughRouteServing,
+} from "./pass-through-routes.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
@@ -65,10 +67,14 @@ export function registerCallerRoutes(
   });
   app.addHook("onClose", () => recorder.close());
   const passThroughUpstream = options.upstream ?? NO_UPSTREAM;
+  const passThroughRoutes = PASS_THROUGH_ROUTES.map((route) => ({
+    route,
+    config: passThroughUpstream,
+    recorder,
+  }));
   void app.register(async (scope) => {
     keepRawJsonBodies(scope);
-    registerMessagesRoutes(scope, passThroughUpstream, recorder);
-    registerChatCompletionsRoute(scope, passThroughUpstream, recorder);
+    for (const serving of passThroughRoutes) registerPassThroughRoute(scope, serving);
   });
-  return PASS_THROUGH_ROUTES.map((route) => ({ route, config: passThroughUpstream, recorder }));
+  return passThroughRoutes;
 }

@@ -1,9 +1,12 @@
+import type { FastifyInstance } from "fastify";
 import type { ProviderId } from "verbatim-llm/providers";
 import type { RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { WireFormat } from "../../gateway/recorded-usage.js";
 import type { UpstreamConfig } from "../upstream/config.js";
 import {
+  fastifyExchange,
   modelOf,
+  passThrough,
   targetFor,
   upstreamUrl,
   type PassThroughCall,
@@ -12,9 +15,11 @@ import {
 
 /**
  * The pass-through routes (docs/server.md, "Recorded calls"), one table for both ways a request
- * reaches them: Fastify's router (registered by messages.ts and chat-completions.ts, which also
- * serve injected requests and carry the OpenAPI entries) and the server's front path for
- * requests over HTTP (../pass-through-front.ts).
+ * reaches them: Fastify's router (registerPassThroughRoute, which also serves injected requests
+ * and carries the OpenAPI entries) and the server's front path for requests over HTTP
+ * (../pass-through-front.ts). Each passes the client's bytes through to the upstream of its
+ * wire format and back, authenticated with the subject's gateway key as a bearer token or
+ * (Anthropic clients) `x-api-key`.
  */
 export interface PassThroughRoute {
   readonly path: string;
@@ -35,6 +40,10 @@ export interface PassThroughRouteServing {
   readonly recorder: RecordedCalls;
 }
 
+/**
+ * POST /v1/messages: Anthropic Messages to the anthropic upstream, query (`?beta=true`) and
+ * `anthropic-beta` included, recorded as a chain.
+ */
 export const MESSAGES_ROUTE: PassThroughRoute = {
   path: "/v1/messages",
   format: "anthropic-messages",
@@ -45,6 +54,7 @@ export const MESSAGES_ROUTE: PassThroughRoute = {
     "Anthropic Messages, passed through byte for byte (stream: true for SSE) and recorded as a chain",
 };
 
+/** POST /v1/messages/count_tokens: passed through, not recorded. */
 export const COUNT_TOKENS_ROUTE: PassThroughRoute = {
   path: "/v1/messages/count_tokens",
   format: "anthropic-messages",
@@ -54,6 +64,11 @@ export const COUNT_TOKENS_ROUTE: PassThroughRoute = {
   summary: "Anthropic token count, passed through byte for byte (not recorded)",
 };
 
+/**
+ * POST /v1/chat/completions: OpenAI Chat Completions to the upstream of that format
+ * (openai-chat, openai-responses' key and base URL, or openrouter; the model route decides when
+ * it names one of them), streamed or not, recorded as a chain.
+ */
 export const CHAT_COMPLETIONS_ROUTE: PassThroughRoute = {
   path: "/v1/chat/completions",
   format: "openai-chat",
@@ -86,4 +101,21 @@ export function passThroughCall(
     timeoutMs: config.timeoutMs,
     record: route.record,
   };
+}
+
+/** A pass-through route on Fastify's router (and in the OpenAPI document). */
+export function registerPassThroughRoute(
+  app: FastifyInstance,
+  serving: PassThroughRouteServing,
+): void {
+  const { route, config, recorder } = serving;
+  app.post<{ Body: RawJsonBody }>(
+    route.path,
+    { schema: { summary: route.summary, tags: ["pass-through"], security: [{ apiKey: [] }] } },
+    async (request, reply) => {
+      const call = passThroughCall(route, config, request.url, request.body);
+      await passThrough(fastifyExchange(request, reply), recorder, call);
+      return reply;
+    },
+  );
 }
