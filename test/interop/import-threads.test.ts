@@ -135,11 +135,12 @@ describe("import into packages on worker threads (issue 19, --jobs)", () => {
         jobs: 2,
         inMainThread: false,
       });
-      // The workers took every file (the main thread only gathered), both of them some.
+      // The workers took every file (the main thread only gathered). How the two shared them
+      // is the scheduler's: under load the first worker to load may take them all before the
+      // second has started (seen in CI), so the share is not asserted.
       expect(workers.threads[0]).toBe(0);
       expect(workers.threads.length).toBe(3);
       expect(workers.threads.reduce((sum, count) => sum + count, 0)).toBe(files.length);
-      expect(workers.threads.slice(1).every((count) => count > 0)).toBe(true);
       expect(comparable(workers.report, workersInto)).toEqual(comparable(one.report, oneInto));
       expect(filesUnder(workersInto)).toEqual(filesUnder(oneInto));
       // The progress bar hears of every file the workers imported, as from one thread.
