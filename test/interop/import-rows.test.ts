@@ -13,6 +13,10 @@ import {
   type ChainImport,
 } from "../../packages/server/src/cli/commands/import-database.js";
 import { ImportedChainRows } from "../../packages/server/src/cli/commands/import-chain-rows.js";
+import {
+  PREFIX_OPERATION,
+  type StoredIds,
+} from "../../packages/server/src/cli/commands/import-chain-keys.js";
 import { SubagentLinks } from "../../packages/server/src/cli/commands/import-chain-links.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeDatabaseTargets } from "./database-targets.js";
@@ -158,11 +162,33 @@ async function normalizedRows(database: StoreDatabase, subject: string) {
     label.set(row.id, `branch:${first === undefined ? "?" : (label.get(first.id) ?? "?")}`);
   }
   const named = (id: string | null) => (id === null ? null : (label.get(id) ?? `unknown:${id}`));
+  // A prefix key's result names its write's key (a digest of a random anchor on each path):
+  // compared as the ids it stands for, and as a reference, not a list (issue 19).
+  const appendIds = new Map(
+    keys
+      .filter((row) => row.operation === "append")
+      .map((row) => [
+        row.idempotency_key,
+        (JSON.parse(text(row.result)) as { messageIds: string[] }).messageIds,
+      ]),
+  );
   const result = (value: string) => {
-    const parsed = JSON.parse(value) as { conversationId: string; messageIds: string[] };
+    const parsed = JSON.parse(value) as {
+      conversationId: string;
+      messageIds?: string[];
+      appendKey?: string;
+      messageCount?: number;
+    };
+    const ids =
+      parsed.appendKey === undefined
+        ? parsed.messageIds
+        : appendIds.get(parsed.appendKey)?.slice(0, parsed.messageCount);
     return {
       conversationId: named(parsed.conversationId),
-      messageIds: parsed.messageIds.map(named),
+      fields: Object.keys(parsed),
+      messageIds: ids?.map(named),
+      // Every id a prefix stands for is stored, and as many as it says.
+      complete: parsed.appendKey === undefined || ids?.length === parsed.messageCount,
     };
   };
   const sorted = <T>(rows: T[]) =>
@@ -242,8 +268,85 @@ describeDatabaseTargets("the import's rows are the gateway's rows", (db) => {
       expect(actual.branches).toEqual(expected.branches);
       expect(actual.messages).toEqual(expected.messages);
       expect(actual.keys).toEqual(expected.keys);
+      // Issue 19: a prefix key refers to its write's key (no id list), and stands for ids that
+      // are stored.
+      const prefixes = actual.keys.filter((row) => row.operation === PREFIX_OPERATION);
+      expect(prefixes.length).toBeGreaterThan(0);
+      for (const row of prefixes) {
+        expect(row.result.fields).toEqual(["conversationId", "appendKey", "messageCount"]);
+        expect(row.result.complete).toBe(true);
+      }
     });
   }
+
+  it("issue 19: prefix keys recorded with their id list (earlier versions) are still read", async () => {
+    const all = await conversationsOf("codex");
+    const changed = all.map((imported) => earlier(imported, "changed"));
+    const outcomes: Record<string, string[]> = {};
+    const counts: Record<string, string> = {};
+    for (const subject of ["prefix-reference", "prefix-list"]) {
+      const lean = leanPath(db.database, subject);
+      const flush = () => lean.rows.flush();
+      await importAll(changed, lean.path, flush);
+      if (subject === "prefix-list") {
+        // As an earlier version wrote them: each prefix key with the ids, and the writes' own
+        // keys gone, so that only the lists can give the ids.
+        const rows = await db.database.db
+          .selectFrom("ai_gateway_idempotency_keys")
+          .selectAll()
+          .where("subject_uid", "=", subject)
+          .execute();
+        const ids = new Map(
+          rows.map((row) => [row.idempotency_key, JSON.parse(row.result) as StoredIds]),
+        );
+        const prefixRows = rows.filter((row) => row.operation === PREFIX_OPERATION);
+        expect(prefixRows.length).toBeGreaterThan(0);
+        for (const row of prefixRows) {
+          const reference = JSON.parse(row.result) as { appendKey: string; messageCount: number };
+          const write = ids.get(reference.appendKey);
+          if (write === undefined) throw new Error("a prefix's write is missing");
+          await db.database.db
+            .updateTable("ai_gateway_idempotency_keys")
+            .set({
+              result: JSON.stringify({
+                conversationId: write.conversationId,
+                messageIds: write.messageIds.slice(0, reference.messageCount),
+              }),
+            })
+            .where("subject_uid", "=", subject)
+            .where("idempotency_key", "=", row.idempotency_key)
+            .execute();
+          await db.database.db
+            .deleteFrom("ai_gateway_idempotency_keys")
+            .where("subject_uid", "=", subject)
+            .where("idempotency_key", "=", reference.appendKey)
+            .execute();
+        }
+      }
+      // The sessions as they are now: their last answer changed, so each forks after the
+      // turns found through a prefix key (instead of a new conversation).
+      outcomes[subject] = await importAll(all, lean.path, flush);
+      const { rows } = await db.database.db
+        .selectFrom("ai_gateway_messages")
+        .select((eb) => [
+          eb.fn.count<number>("id").as("messages"),
+          eb.fn.count<number>("conversation_id").distinct().as("conversations"),
+        ])
+        .where("subject_uid", "=", subject)
+        .execute()
+        .then((found) => ({ rows: found }));
+      counts[subject] = `${rows[0]?.conversations}:${rows[0]?.messages}`;
+    }
+    expect(outcomes["prefix-list"]).toEqual(outcomes["prefix-reference"]);
+    expect(
+      outcomes["prefix-list"]?.filter((outcome) => outcome.includes(":extended:")).length,
+    ).toBe(
+      outcomes["prefix-list"]?.filter((outcome) => !/:(empty|imported):/.test(outcome)).length,
+    );
+    expect(outcomes["prefix-list"]?.some((outcome) => outcome.includes(":extended:"))).toBe(true);
+    // No conversation started again: as many conversations and messages on both subjects.
+    expect(counts["prefix-list"]).toBe(counts["prefix-reference"]);
+  });
 
   it("a refused conversation writes nothing and the others go on, with the gateway's error", async () => {
     const [first, second] = await conversationsOf("codex");

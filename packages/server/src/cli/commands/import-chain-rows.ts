@@ -19,10 +19,7 @@ import {
 import type { StoreDatabase } from "../../store/database.js";
 import { queryTemplate, type QueryTemplate } from "../../store/query-template.js";
 import { findConversation } from "../../store/repositories/gateway-conversations.js";
-import {
-  findIdempotencyKeys,
-  type IdempotencyKeyRow,
-} from "../../store/repositories/gateway-idempotency.js";
+import type { IdempotencyKeyRow } from "../../store/repositories/gateway-idempotency.js";
 import {
   BRANCH_COLUMNS,
   MESSAGE_COLUMNS,
@@ -33,14 +30,14 @@ import {
 } from "../../store/repositories/gateway-messages.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
+import { splitTurns, writeTurns } from "./import-chain-writes.js";
 import {
-  PREFIX_OPERATION,
   longestStoredRun,
+  prefixKeys,
   runKeys,
-  splitTurns,
   writeDigest,
-  writeTurns,
-} from "./import-chain-writes.js";
+  type StoredIds,
+} from "./import-chain-keys.js";
 
 /**
  * The store's write path of `verbatim import … --into <database>` for chains: the rows of each
@@ -53,7 +50,7 @@ import {
  *   the content's size), with the same refusals at the same `where`, and its content turned
  *   into JSON once: that text is both the row's content and what the turn's hash is made of;
  * - a write's idempotency key is made of the source, its id, the branch, the anchor and the
- *   SHA-256 of its turns (import-chain-writes.ts), so no canonical JSON fingerprint of the
+ *   SHA-256 of its turns (import-chain-keys.ts), so no canonical JSON fingerprint of the
  *   request is made: the key row's `request_sha256` is that SHA-256 in full (the key holds its
  *   first 48 digits), which names the import's write as well as the fingerprint named the
  *   request (a caller that sends the key with any other request is refused as before);
@@ -403,7 +400,7 @@ export class ImportedChainRows {
           created_at: now,
         });
         plan.recorded.set(key, stored);
-        this.#recordPrefixes(imported, plan, label, anchor, group, stored, now);
+        this.#recordPrefixes(imported, plan, label, anchor, group, { appendKey: key, stored }, now);
         return { ids: newIds, conversationId: start.conversationId, written: newIds.length };
       },
     });
@@ -483,34 +480,27 @@ export class ImportedChainRows {
     return { conversationId: id, firstDepth: 0, contextStart: 0, branch };
   }
 
-  /** A key for each shorter run of a write's first turns (import-chain-writes.ts). */
+  /** A key for each shorter run of a write's first turns (import-chain-keys.ts). */
   #recordPrefixes(
     imported: ImportedConversation,
     plan: PendingRows,
     label: string,
     anchor: string | null,
     group: readonly { messages: readonly unknown[]; sha256: string }[],
-    stored: { conversationId: string; messageIds: string[] },
+    write: { readonly appendKey: string; readonly stored: StoredIds },
     now: string,
   ): void {
-    let count = 0;
-    for (let end = 1; end < group.length; end++) {
-      count += group[end - 1]?.messages.length ?? 0;
-      const digest = writeDigest(imported, label, anchor, group.slice(0, end));
-      const key = `import-${digest.slice(0, 48)}`;
-      const prefix = {
-        conversationId: stored.conversationId,
-        messageIds: stored.messageIds.slice(0, count),
-      };
-      plan.prefixKeys.push({
-        subject_uid: this.subject,
-        idempotency_key: key,
-        operation: PREFIX_OPERATION,
-        request_sha256: digest.slice(0, 48),
-        result: JSON.stringify(prefix),
-        created_at: now,
-      });
-      if (!plan.recorded.has(key)) plan.recorded.set(key, prefix);
+    const keys = prefixKeys(
+      imported,
+      label,
+      anchor,
+      group,
+      { subject: this.subject, appendKey: write.appendKey, now },
+      write.stored,
+    );
+    for (const { row, ids } of keys) {
+      plan.prefixKeys.push(row);
+      if (!plan.recorded.has(row.idempotency_key)) plan.recorded.set(row.idempotency_key, ids);
     }
   }
 

@@ -1,18 +1,16 @@
 import { sha256Hex } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import type { ImportedConversation } from "verbatim-llm/interop";
-import type { Kysely } from "kysely";
 import type { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
+import { insertIdempotencyKeysIfAbsent } from "../../store/repositories/gateway-idempotency.js";
 import {
-  findIdempotencyKeys,
-  insertIdempotencyKeysIfAbsent,
-  type IdempotencyKeyRow,
-} from "../../store/repositories/gateway-idempotency.js";
-import type { StoreSchema } from "../../store/schema.js";
-
-/** The operation of the keys that name the turns a write began with (never an append's key). */
-export const PREFIX_OPERATION = "import-prefix";
+  longestStoredRun,
+  prefixKeys,
+  runKeys,
+  writeKey,
+  type StoredRun,
+} from "./import-chain-keys.js";
 
 /** What every write of one imported chain shares. */
 export interface ChainWrite {
@@ -52,97 +50,6 @@ function turnsOf(messages: readonly Message[]): { messages: Message[]; sha256: s
     messages: turn,
     sha256: sha256Hex(JSON.stringify(turn)),
   }));
-}
-
-/**
- * The SHA-256 (hex) that names a write: of the source, its id, the branch, the anchor and the
- * turns' own SHA-256. The write's idempotency key is `import-` and its first 48 digits.
- */
-export function writeDigest(
-  imported: ImportedConversation,
-  label: string,
-  anchor: string | null,
-  turns: readonly { sha256: string }[],
-): string {
-  return sha256Hex(
-    [
-      imported.source,
-      imported.sourceId,
-      label,
-      anchor ?? "",
-      ...turns.map((turn) => turn.sha256),
-    ].join("\u0000"),
-  );
-}
-
-/** The idempotency key of a write: the source, its id, the branch, the anchor, the turns. */
-export function writeKey(
-  imported: ImportedConversation,
-  label: string,
-  anchor: string | null,
-  turns: readonly { sha256: string }[],
-): string {
-  return `import-${writeDigest(imported, label, anchor, turns).slice(0, 48)}`;
-}
-
-/** The message ids a recorded write stored, or undefined when it is not one. */
-export function storedWrite(
-  row: IdempotencyKeyRow | undefined,
-): { conversationId: string; messageIds: string[] } | undefined {
-  if (row === undefined || (row.operation !== "append" && row.operation !== PREFIX_OPERATION))
-    return undefined;
-  const result: unknown = JSON.parse(row.result);
-  if (typeof result !== "object" || result === null) return undefined;
-  const { conversationId, messageIds } = result as Record<string, unknown>;
-  if (typeof conversationId !== "string" || !Array.isArray(messageIds)) return undefined;
-  const ids = messageIds.filter((id): id is string => typeof id === "string");
-  return ids.length === messageIds.length ? { conversationId, messageIds: ids } : undefined;
-}
-
-/** What a write stored: its conversation and its messages' ids. */
-export interface StoredIds {
-  readonly conversationId: string;
-  readonly messageIds: string[];
-}
-
-/** A run of turns written before: where it stops, and what it stored. */
-export type StoredRun = StoredIds & { readonly stop: number };
-
-/** The keys of the runs of `turns` from `next` that end at `end`, `end - 1` … `next + 1`. */
-export function runKeys(
-  imported: ImportedConversation,
-  label: string,
-  anchor: string | null,
-  turns: readonly { sha256: string }[],
-  next: number,
-  end: number,
-): string[] {
-  const keys: string[] = [];
-  for (let stop = end; stop > next; stop--)
-    keys.push(writeKey(imported, label, anchor, turns.slice(next, stop)));
-  return keys;
-}
-
-/**
- * The longest of the runs of `keys` (runKeys) already written from `anchor`, with the ids it
- * stored: the subject's recorded keys read in one query, and `recorded` (keys this process
- * wrote and has not committed yet) beside them.
- */
-export async function longestStoredRun(
-  db: Kysely<StoreSchema>,
-  subject: string,
-  keys: readonly string[],
-  end: number,
-  recorded: (key: string) => StoredIds | undefined = () => undefined,
-): Promise<StoredRun | undefined> {
-  const rows = await findIdempotencyKeys(db, subject, keys);
-  const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
-  for (const [index, key] of keys.entries()) {
-    const stored = recorded(key) ?? storedWrite(byKey.get(key));
-    if (stored !== undefined && stored.messageIds.length > 0)
-      return { stop: end - index, ...stored };
-  }
-  return undefined;
 }
 
 /** What writing a history's turns takes (writeTurns). */
@@ -211,36 +118,36 @@ export async function writeTurns<T extends { readonly messages: readonly unknown
 /**
  * Records, beside a write of several turns, a key for each shorter run of its first turns, so
  * that a later import whose last turn changed finds the turns before it (and forks there, as a
- * write per turn would) instead of starting the conversation again.
+ * write per turn would) instead of starting the conversation again (import-chain-keys.ts).
  */
 async function recordPrefixes(
   chain: ChainWrite,
   label: string,
   anchor: string | null,
   group: readonly { messages: readonly Message[]; sha256: string }[],
-  stored: readonly { id: string; conversationId: string; createdAt: string }[],
+  stored: readonly { id: string; conversationId: string }[],
 ): Promise<void> {
   if (group.length < 2) return;
-  const now = chain.store.now();
-  const rows: IdempotencyKeyRow[] = [];
-  let count = 0;
-  for (let end = 1; end < group.length; end++) {
-    count += group[end - 1]?.messages.length ?? 0;
-    const key = writeKey(chain.imported, label, anchor, group.slice(0, end));
-    rows.push({
-      subject_uid: chain.subject,
-      idempotency_key: key,
-      operation: PREFIX_OPERATION,
-      request_sha256: key.slice("import-".length),
-      result: JSON.stringify({
-        conversationId: stored[0]?.conversationId ?? "",
-        messageIds: stored.slice(0, count).map((message) => message.id),
-      }),
-      created_at: now,
-    });
-  }
+  const keys = prefixKeys(
+    chain.imported,
+    label,
+    anchor,
+    group,
+    {
+      subject: chain.subject,
+      appendKey: writeKey(chain.imported, label, anchor, group),
+      now: chain.store.now(),
+    },
+    {
+      conversationId: stored[0]?.conversationId ?? "",
+      messageIds: stored.map((message) => message.id),
+    },
+  );
   // One statement (atomic by itself); a key recorded already is left as it is.
-  await insertIdempotencyKeysIfAbsent(chain.store.database.db, rows);
+  await insertIdempotencyKeysIfAbsent(
+    chain.store.database.db,
+    keys.map((key) => key.row),
+  );
 }
 
 /**
