@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { sha256Hex } from "verbatim-llm/core";
 import type { ImportedConversation } from "verbatim-llm/interop";
 import type { Kysely } from "kysely";
@@ -23,6 +24,11 @@ import type { StoreSchema } from "../../store/schema.js";
 /** The operation of the keys that name the turns a write began with (never an append's key). */
 export const PREFIX_OPERATION = "import-prefix";
 
+/** The text a write's SHA-256 is made of before its turns': source, id, branch, anchor. */
+function writeHead(imported: ImportedConversation, label: string, anchor: string | null): string {
+  return [imported.source, imported.sourceId, label, anchor ?? ""].join("\u0000");
+}
+
 /**
  * The SHA-256 (hex) that names a write: of the source, its id, the branch, the anchor and the
  * turns' own SHA-256. The write's idempotency key is `import-` and its first 48 digits.
@@ -34,14 +40,23 @@ export function writeDigest(
   turns: readonly { sha256: string }[],
 ): string {
   return sha256Hex(
-    [
-      imported.source,
-      imported.sourceId,
-      label,
-      anchor ?? "",
-      ...turns.map((turn) => turn.sha256),
-    ].join("\u0000"),
+    [writeHead(imported, label, anchor), ...turns.map((turn) => turn.sha256)].join("\u0000"),
   );
+}
+
+/**
+ * The writeDigest of each run of `turns` from the first: of `turns[0..1)`, `turns[0..2)` …
+ * `turns[0..n)`, one hash carried along the turns (linear in their number, where a digest of
+ * each run on its own would hash n²/2 turn digests).
+ */
+export function runDigests(
+  imported: ImportedConversation,
+  label: string,
+  anchor: string | null,
+  turns: readonly { sha256: string }[],
+): string[] {
+  const hash = createHash("sha256").update(writeHead(imported, label, anchor));
+  return turns.map((turn) => hash.update(`\u0000${turn.sha256}`).copy().digest("hex"));
 }
 
 /** The idempotency key of a write: the source, its id, the branch, the anchor, the turns. */
@@ -109,26 +124,29 @@ export function runKeys(
   next: number,
   end: number,
 ): string[] {
-  const keys: string[] = [];
-  for (let stop = end; stop > next; stop--)
-    keys.push(writeKey(imported, label, anchor, turns.slice(next, stop)));
-  return keys;
+  return runDigests(imported, label, anchor, turns.slice(next, end))
+    .map((digest) => `import-${digest.slice(0, 48)}`)
+    .reverse();
 }
 
 /**
- * The ids a prefix reference names: the first `messageCount` of its write's (read from `rows`
- * when the write's key was among those looked up, else by its primary key), or undefined when
- * the write's key holds fewer.
+ * The ids a prefix reference names: the first `messageCount` of its write's (from `recorded`,
+ * else from `rows` when the write's key was among those looked up, else read by its primary
+ * key), or undefined when the write's key holds fewer.
  */
 async function resolvePrefix(
   db: Kysely<StoreSchema>,
   subject: string,
   reference: PrefixReference,
   rows: ReadonlyMap<string, IdempotencyKeyRow>,
+  recorded: (key: string) => StoredIds | PrefixReference | undefined,
 ): Promise<StoredIds | undefined> {
-  const row =
-    rows.get(reference.appendKey) ?? (await findIdempotencyKey(db, subject, reference.appendKey));
-  const write = row?.operation === "append" ? storedWrite(row) : undefined;
+  let write = recorded(reference.appendKey);
+  if (write === undefined) {
+    const row =
+      rows.get(reference.appendKey) ?? (await findIdempotencyKey(db, subject, reference.appendKey));
+    write = row?.operation === "append" ? storedWrite(row) : undefined;
+  }
   if (write === undefined || !("messageIds" in write)) return undefined;
   if (write.messageIds.length < reference.messageCount) return undefined;
   return {
@@ -147,15 +165,14 @@ export async function longestStoredRun(
   subject: string,
   keys: readonly string[],
   end: number,
-  recorded: (key: string) => StoredIds | undefined = () => undefined,
+  recorded: (key: string) => StoredIds | PrefixReference | undefined = () => undefined,
 ): Promise<StoredRun | undefined> {
   const rows = await findIdempotencyKeys(db, subject, keys);
   const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
   for (const [index, key] of keys.entries()) {
-    let stored: StoredIds | PrefixReference | undefined =
-      recorded(key) ?? storedWrite(byKey.get(key));
+    let stored = recorded(key) ?? storedWrite(byKey.get(key));
     if (stored !== undefined && "appendKey" in stored)
-      stored = await resolvePrefix(db, subject, stored, byKey);
+      stored = await resolvePrefix(db, subject, stored, byKey, recorded);
     if (stored !== undefined && stored.messageIds.length > 0)
       return { stop: end - index, ...stored };
   }
@@ -164,40 +181,38 @@ export async function longestStoredRun(
 
 /**
  * The prefix keys of a write of `group` from `anchor` that stored `stored` under `appendKey`:
- * one for each shorter run of its first turns, with the ids each names (for the keys this
- * process has not committed yet).
+ * one for each shorter run of its first turns, with its reference (for the keys this process
+ * has not committed yet).
  */
 export function prefixKeys(
   imported: ImportedConversation,
   label: string,
   anchor: string | null,
   group: readonly { messages: readonly unknown[]; sha256: string }[],
-  write: { readonly subject: string; readonly appendKey: string; readonly now: string },
-  stored: StoredIds,
-): { row: IdempotencyKeyRow; ids: StoredIds }[] {
-  const keys: { row: IdempotencyKeyRow; ids: StoredIds }[] = [];
+  write: {
+    readonly subject: string;
+    readonly appendKey: string;
+    readonly conversationId: string;
+    readonly now: string;
+  },
+): { row: IdempotencyKeyRow; reference: PrefixReference }[] {
+  const digests = runDigests(imported, label, anchor, group.slice(0, -1));
   let count = 0;
-  for (let end = 1; end < group.length; end++) {
-    count += group[end - 1]?.messages.length ?? 0;
-    const digest = writeDigest(imported, label, anchor, group.slice(0, end));
-    keys.push({
-      row: {
-        subject_uid: write.subject,
-        idempotency_key: `import-${digest.slice(0, 48)}`,
-        operation: PREFIX_OPERATION,
-        request_sha256: digest.slice(0, 48),
-        result: prefixResult({
-          conversationId: stored.conversationId,
-          appendKey: write.appendKey,
-          messageCount: count,
-        }),
-        created_at: write.now,
-      },
-      ids: {
-        conversationId: stored.conversationId,
-        messageIds: stored.messageIds.slice(0, count),
-      },
-    });
-  }
-  return keys;
+  return digests.map((digest, index) => {
+    count += group[index]?.messages.length ?? 0;
+    const reference: PrefixReference = {
+      conversationId: write.conversationId,
+      appendKey: write.appendKey,
+      messageCount: count,
+    };
+    const row: IdempotencyKeyRow = {
+      subject_uid: write.subject,
+      idempotency_key: `import-${digest.slice(0, 48)}`,
+      operation: PREFIX_OPERATION,
+      request_sha256: digest.slice(0, 48),
+      result: prefixResult(reference),
+      created_at: write.now,
+    };
+    return { row, reference };
+  });
 }

@@ -36,6 +36,7 @@ import {
   prefixKeys,
   runKeys,
   writeDigest,
+  type PrefixReference,
   type StoredIds,
 } from "./import-chain-keys.js";
 
@@ -203,7 +204,7 @@ class PendingRows {
   keys: IdempotencyKeyRow[] = [];
   prefixKeys: IdempotencyKeyRow[] = [];
   /** Keys recorded here, by key: found by a later conversation of the same run. */
-  readonly recorded = new Map<string, { conversationId: string; messageIds: string[] }>();
+  readonly recorded = new Map<string, StoredIds | PrefixReference>();
   /** Stored anchors a write here claims (a second write from one forks). */
   readonly claimed = new Set<string>();
   bytes = 0;
@@ -400,7 +401,15 @@ export class ImportedChainRows {
           created_at: now,
         });
         plan.recorded.set(key, stored);
-        this.#recordPrefixes(imported, plan, label, anchor, group, { appendKey: key, stored }, now);
+        this.#recordPrefixes(
+          imported,
+          plan,
+          label,
+          anchor,
+          group,
+          { appendKey: key, conversationId: start.conversationId },
+          now,
+        );
         return { ids: newIds, conversationId: start.conversationId, written: newIds.length };
       },
     });
@@ -487,20 +496,18 @@ export class ImportedChainRows {
     label: string,
     anchor: string | null,
     group: readonly { messages: readonly unknown[]; sha256: string }[],
-    write: { readonly appendKey: string; readonly stored: StoredIds },
+    write: { readonly appendKey: string; readonly conversationId: string },
     now: string,
   ): void {
-    const keys = prefixKeys(
-      imported,
-      label,
-      anchor,
-      group,
-      { subject: this.subject, appendKey: write.appendKey, now },
-      write.stored,
-    );
-    for (const { row, ids } of keys) {
+    const keys = prefixKeys(imported, label, anchor, group, {
+      subject: this.subject,
+      now,
+      ...write,
+    });
+    for (const { row, reference } of keys) {
       plan.prefixKeys.push(row);
-      if (!plan.recorded.has(row.idempotency_key)) plan.recorded.set(row.idempotency_key, ids);
+      if (!plan.recorded.has(row.idempotency_key))
+        plan.recorded.set(row.idempotency_key, reference);
     }
   }
 

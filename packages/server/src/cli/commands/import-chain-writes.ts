@@ -128,21 +128,12 @@ async function recordPrefixes(
   stored: readonly { id: string; conversationId: string }[],
 ): Promise<void> {
   if (group.length < 2) return;
-  const keys = prefixKeys(
-    chain.imported,
-    label,
-    anchor,
-    group,
-    {
-      subject: chain.subject,
-      appendKey: writeKey(chain.imported, label, anchor, group),
-      now: chain.store.now(),
-    },
-    {
-      conversationId: stored[0]?.conversationId ?? "",
-      messageIds: stored.map((message) => message.id),
-    },
-  );
+  const keys = prefixKeys(chain.imported, label, anchor, group, {
+    subject: chain.subject,
+    appendKey: writeKey(chain.imported, label, anchor, group),
+    conversationId: stored[0]?.conversationId ?? "",
+    now: chain.store.now(),
+  });
   // One statement (atomic by itself); a key recorded already is left as it is.
   await insertIdempotencyKeysIfAbsent(
     chain.store.database.db,
