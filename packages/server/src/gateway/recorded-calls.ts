@@ -132,6 +132,14 @@ export class RecordedCalls {
   }
 
   /**
+   * True when the commit of `keep` holds this thread's event loop until it is done (SQLite);
+   * false when it is a round trip, the event loop free meanwhile (PostgreSQL).
+   */
+  get commitHoldsThread(): boolean {
+    return this.database.capabilities.runsInThread;
+  }
+
+  /**
    * Marks a call as being read or answered until the returned function is called: placing
    * waits for it (recorded-quiet.ts).
    */

@@ -19,6 +19,11 @@ export interface DialectCapabilities {
    * its statements cost no round trip.
    */
   readonly writesInWith: boolean;
+  /**
+   * SQLite: a statement runs in the calling thread and holds its event loop until it returns
+   * (a commit included). PostgreSQL: a statement is a round trip, the event loop free meanwhile.
+   */
+  readonly runsInThread: boolean;
 }
 
 export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilities {
@@ -29,6 +34,7 @@ export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilit
         advisoryLocks: false,
         beginStatement: "begin immediate",
         writesInWith: false,
+        runsInThread: true,
       }
     : {
         dialect,
@@ -36,5 +42,6 @@ export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilit
         advisoryLocks: true,
         beginStatement: "begin",
         writesInWith: true,
+        runsInThread: false,
       };
 }
