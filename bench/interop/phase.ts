@@ -70,11 +70,12 @@ let caughtUp: { rows: number; longestMs: number; transactions: number } | undefi
 let filesByThread: readonly number[] | undefined;
 const start = process.hrtime.bigint();
 const cpuStart = process.cpuUsage();
-// process.threadCpuUsage (Node 23.9+): this thread's CPU time (not in @types/node yet).
+// process.threadCpuUsage (Node 23.9+): this thread's CPU time (not in @types/node yet); on an
+// older Node the main thread's figure is left out (null).
 const threadCpuUsage = (
-  process as NodeJS.Process & { threadCpuUsage(since?: NodeJS.CpuUsage): NodeJS.CpuUsage }
-).threadCpuUsage.bind(process);
-const mainCpuStart = threadCpuUsage();
+  process as NodeJS.Process & { threadCpuUsage?(since?: NodeJS.CpuUsage): NodeJS.CpuUsage }
+).threadCpuUsage?.bind(process);
+const mainCpuStart = threadCpuUsage?.();
 if (store !== undefined) {
   caughtUp = await store.catchUpSearchIndex(
     store.database,
@@ -132,8 +133,8 @@ if (store !== undefined) {
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 const cpu = process.cpuUsage(cpuStart);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-const mainCpu = threadCpuUsage(mainCpuStart);
-const mainThreadCpuSeconds = (mainCpu.user + mainCpu.system) / 1e6;
+const mainCpu = threadCpuUsage?.(mainCpuStart);
+const mainThreadCpuSeconds = mainCpu === undefined ? null : (mainCpu.user + mainCpu.system) / 1e6;
 await store?.database.close();
 process.stdout.write(
   `${JSON.stringify({ phase, seconds, cpuSeconds, mainThreadCpuSeconds, bytes, files: list.length, maxRssBytes: process.resourceUsage().maxRSS * 1024, ...(caughtUp === undefined ? {} : { rows: caughtUp.rows, transactions: caughtUp.transactions, longestMs: caughtUp.longestMs }), ...(filesByThread === undefined ? {} : { filesByThread }) })}\n`,
