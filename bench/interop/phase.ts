@@ -3,7 +3,8 @@
  * own: `baseline <folder>` reads every file and JSON.parses it line by line; `claude-code-read`
  * and `codex-read <folder>` read and convert every file without writing; `claude-code <folder>
  * <into>` and `codex <folder> <into>` import it into packages; `claude-code-sqlite` and
- * `codex-sqlite <folder> <file>` run `verbatim import … --into sqlite:<file>` (one chain per
+ * `codex-sqlite <folder> <file> [jobs]` run `verbatim import … --into sqlite:<file> --jobs
+ * <jobs>` (default 1: one thread; from 2, a writer thread beside the main one; one chain per
  * conversation, durable when it returns, its rows pending for the search index, which search
  * finds meanwhile; the database migrated before the clock starts); `claude-code-sqlite-index`
  * and `codex-sqlite-index <folder> <file>` index the rows the import left pending at once
@@ -93,7 +94,18 @@ if (store !== undefined) {
   const source = phase === "codex-sqlite" ? "codex" : "claude-code";
   const io = cli.bufferIO();
   const code = await cli.main(
-    ["import", source, folder, "--into", `sqlite:${into}`, "--subject", "bench", "--json"],
+    [
+      "import",
+      source,
+      folder,
+      "--into",
+      `sqlite:${into}`,
+      "--subject",
+      "bench",
+      "--json",
+      "--jobs",
+      jobsText,
+    ],
     io,
   );
   if (code !== 0) throw new Error(`verbatim import exited with ${code}: ${io.err()}`);

@@ -8,7 +8,9 @@
  * worker threads taking whole files, as `verbatim import … --jobs N` does; the CPU time then
  * adds up every thread's, so its ratio is worse than one thread's while the wall-clock one is
  * better), and the idempotent re-run with N threads, which writes nothing; into one SQLite store, the import
- * (the command returns with its rows pending for the search index) and, as rows of their own,
+ * with `--jobs 1` (one thread) and with `--jobs N` (from 2, SQLite's inserts on a writer thread
+ * of their own while the main thread reads, converts and plans the next batch; the command
+ * returns with its rows pending for the search index) and, as rows of their own,
  * indexing them afterwards at once (`verbatim db index`) and at a running server's pace (on a
  * copy of the store, with its longest transaction), and the import plus the index at once beside
  * the baseline. Prints MB/s, the ratio to the baseline, and peak memory
@@ -125,10 +127,19 @@ try {
       result: runPhase([source, sourceFolder, into, String(jobs)]),
       baseline,
     });
-    const store = join(folder, `store-${source}.sqlite`);
-    const imported = runPhase([`${source}-sqlite`, sourceFolder, store]);
+    // Into the store in one thread (--jobs 1), then with the default jobs (a writer thread
+    // beside the main one from two on); the index phases below use the second's store.
+    const storeOne = join(folder, `store-${source}-one-thread.sqlite`);
     rows.push({
-      name: `import ${source} into one SQLite store (returns, rows pending for search)`,
+      name: `import ${source} into one SQLite store, --jobs 1 (returns, rows pending for search)`,
+      result: runPhase([`${source}-sqlite`, sourceFolder, storeOne, "1"]),
+      baseline,
+    });
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${storeOne}${suffix}`, { force: true });
+    const store = join(folder, `store-${source}.sqlite`);
+    const imported = runPhase([`${source}-sqlite`, sourceFolder, store, String(jobs)]);
+    rows.push({
+      name: `import ${source} into one SQLite store, --jobs ${jobs} (returns, rows pending for search)`,
       result: imported,
       baseline,
     });
@@ -159,8 +170,8 @@ try {
       baseline,
     });
     rows.push({
-      name: `import ${source} into the store again (idempotent)`,
-      result: runPhase([`${source}-sqlite`, sourceFolder, store]),
+      name: `import ${source} into the store again (idempotent, --jobs ${jobs})`,
+      result: runPhase([`${source}-sqlite`, sourceFolder, store, String(jobs)]),
       baseline,
     });
   }

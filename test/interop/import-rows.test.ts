@@ -84,9 +84,14 @@ function gatewayPath(database: StoreDatabase, subject: string): Path {
 function leanPath(
   database: StoreDatabase,
   subject: string,
+  writerThread = false,
 ): { path: Path; rows: ImportedChainRows } {
   // A small batch, so that the rows of one run go in several transactions.
-  const rows = new ImportedChainRows(database, subject, { now: () => NOW, batchBytes: 64 * 1024 });
+  const rows = new ImportedChainRows(database, subject, {
+    now: () => NOW,
+    batchBytes: 64 * 1024,
+    writerThread,
+  });
   return { rows, path: (imported, links) => appendImportedChainRows(rows, imported, links) };
 }
 
@@ -251,6 +256,12 @@ describeDatabaseTargets("the import's rows are the gateway's rows", (db) => {
       const lean = leanPath(db.database, leanSubject);
       const flush = () => lean.rows.flush();
       const none = async () => undefined;
+      // On SQLite, the import's writer thread too (import-chain-writer.ts).
+      const threadSubject = `thread-${source}`;
+      const threaded =
+        db.database.location.dialect === "sqlite"
+          ? leanPath(db.database, threadSubject, true)
+          : undefined;
       // Half the conversations as they were earlier (shorter, or with another last answer).
       const before = all.map((imported, index) =>
         index % 2 === 0 ? earlier(imported, index % 4 === 0 ? "grew" : "changed") : imported,
@@ -259,7 +270,12 @@ describeDatabaseTargets("the import's rows are the gateway's rows", (db) => {
         const fromGateway = await importAll(round, gateway, none);
         const fromLean = await importAll(round, lean.path, flush);
         expect(fromLean).toEqual(fromGateway);
+        if (threaded !== undefined)
+          expect(await importAll(round, threaded.path, () => threaded.rows.flush())).toEqual(
+            fromGateway,
+          );
       }
+      await threaded?.rows.close();
       const expected = await normalizedRows(db.database, gatewaySubject);
       const actual = await normalizedRows(db.database, leanSubject);
       expect(actual.messages.length).toBeGreaterThan(all.length);
@@ -268,6 +284,8 @@ describeDatabaseTargets("the import's rows are the gateway's rows", (db) => {
       expect(actual.branches).toEqual(expected.branches);
       expect(actual.messages).toEqual(expected.messages);
       expect(actual.keys).toEqual(expected.keys);
+      if (threaded !== undefined)
+        expect(await normalizedRows(db.database, threadSubject)).toEqual(actual);
       // Issue 19: a prefix key refers to its write's key (no id list), and stands for ids that
       // are stored.
       const prefixes = actual.keys.filter((row) => row.operation === PREFIX_OPERATION);

@@ -27,6 +27,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateCorpus } from "../../bench/interop/generator.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -320,6 +321,41 @@ describe.each(versions)("installed from the tarballs on Node $major", (version) 
       ).version,
     );
   });
+
+  it("imports Codex sessions into a SQLite store with its writer thread, from the compiled entry (issue 19)", async () => {
+    // 38 MB of generated rollouts (half of the corpus): over the 32 MiB from which `--jobs 2`
+    // writes on a thread of its own, whose entry is a compiled file of the server package (a
+    // thread that cannot load fails the import: `the import's writer thread failed`, exit 1).
+    const sources = join(app, "codex-sessions");
+    const corpus = generateCorpus(sources, 40, 76e6, 3);
+    const codexBytes = filesUnder(corpus.codexFolder, (name) => name.endsWith(".jsonl")).reduce(
+      (sum, file) => sum + statSync(file).size,
+      0,
+    );
+    expect(codexBytes).toBeGreaterThan(32 * 1024 * 1024);
+    const bin = join(app, "node_modules", ".bin", "verbatim");
+    const imported = await run(
+      version.node,
+      [
+        bin,
+        "import",
+        "codex",
+        corpus.codexFolder,
+        "--into",
+        `sqlite:${join(app, "imported.sqlite")}`,
+        "--subject",
+        "packaged-user",
+        "--jobs",
+        "2",
+        "--json",
+      ],
+      { cwd: app, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const report = JSON.parse(imported.stdout) as { conversations: { outcome: string }[] };
+    expect(report.conversations.length).toBe(20);
+    expect(report.conversations.every((entry) => entry.outcome === "imported")).toBe(true);
+    rmSync(sources, { recursive: true, force: true });
+  }, 120_000);
 
   it("runs the main job: npx verbatim-llm-server serve answers /healthz, serves the console page and builds a conversation's page in its worker", async () => {
     const database = join(app, "verbatim.sqlite");

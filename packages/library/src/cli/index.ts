@@ -10,4 +10,5 @@ export {
 export { bufferIO, processIO, type CliIO } from "./io.js";
 export { readInputFile } from "./paths.js";
 export { importProgressBar, type ImportProgressBar } from "./progress-bar.js";
+export { JOBS_TARGET, parseJobs } from "./jobs-option.js";
 export type { ServerCommandName } from "./server-commands.js";

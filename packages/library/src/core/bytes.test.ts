@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isWellFormedText, scanIsWellFormed } from "./bytes.js";
+import { isWellFormedText, scanIsWellFormed, utf8DecodeLenient } from "./bytes.js";
 
 describe("isWellFormedText", () => {
   it("A11 refuses lone surrogates and accepts pairs, natively and written out alike", () => {
@@ -33,5 +33,34 @@ describe("isWellFormedText", () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("utf8DecodeLenient", () => {
+  const reference = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+  // Bytes near UTF-8's edges: continuation bytes, lead bytes of every length, overlong and
+  // surrogate encodings, bytes that never occur, a byte order mark.
+  const edgyByte = fc.oneof(
+    fc.integer({ min: 0x80, max: 0xbf }),
+    fc.integer({ min: 0xc0, max: 0xff }),
+    fc.constantFrom(0xef, 0xbb, 0xbf, 0xed, 0xa0, 0xf4, 0x90, 0xe0, 0x00, 0x41),
+    fc.integer({ min: 0, max: 0xff }),
+  );
+
+  it("gives TextDecoder's text (U+FFFD per invalid sequence, a BOM kept) for any bytes", () => {
+    fc.assert(
+      fc.property(fc.array(edgyByte, { maxLength: 24 }), fc.string(), (bytes, text) => {
+        const mixed = Uint8Array.from([...new TextEncoder().encode(text), ...bytes]);
+        expect(utf8DecodeLenient(mixed)).toBe(reference.decode(mixed));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("decodes a view into a larger buffer, not the whole buffer", () => {
+    const whole = new TextEncoder().encode("before|\uFEFFmiddle \u00e9\u{1F600}|after");
+    const view = whole.subarray(7, whole.length - 6);
+    expect(utf8DecodeLenient(view)).toBe("\uFEFFmiddle \u00e9\u{1F600}");
+    expect(utf8DecodeLenient(Uint8Array.from([0xe2, 0x82]))).toBe("\uFFFD");
   });
 });

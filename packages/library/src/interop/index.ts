@@ -35,3 +35,4 @@ export { EXPORT_FORMATS, chatMLLine, exportLine } from "./export/training-lines.
 export type { ExportFormat, ExportOptions } from "./export/training-lines.js";
 export { exportPackages, findPackages } from "./export/export-packages.js";
 export type { ExportedPackage } from "./export/export-packages.js";
+export { spawnSiblingWorker } from "./sibling-worker.js";

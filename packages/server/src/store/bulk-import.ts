@@ -1,5 +1,7 @@
+import { sql } from "kysely";
 import type { StoreDatabase } from "./database.js";
 import { deferDurability } from "./deferred-durability.js";
+import { useImportPageCache } from "./import-page-cache.js";
 import { deferSearchIndex } from "./search-deferral.js";
 
 /**
@@ -26,4 +28,16 @@ export async function beginBulkImport(
       }
     },
   };
+}
+
+/**
+ * A second connection that writes for a bulk import begun on another (the import's writer
+ * thread, packages/server/src/cli/commands/import-chain-writer.ts): the import's page cache,
+ * and on SQLite commits without an fsync each (the import's own `finish` makes everything
+ * durable once this connection's last batch is committed).
+ */
+export async function joinBulkImport(database: StoreDatabase): Promise<void> {
+  await useImportPageCache(database);
+  if (database.capabilities.dialect === "sqlite")
+    await sql`pragma synchronous = NORMAL`.execute(database.db);
 }

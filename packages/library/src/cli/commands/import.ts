@@ -22,6 +22,7 @@ import {
 } from "../command.js";
 import type { CliIO } from "../io.js";
 import { importProgressBar } from "../progress-bar.js";
+import { JOBS_TARGET, parseJobs } from "../jobs-option.js";
 import { loadServerCommand } from "../server-commands.js";
 
 const SOURCES: readonly string[] = [...CONVERSATION_SOURCES, ...TRAJECTORY_SOURCES];
@@ -61,7 +62,6 @@ export const importCommand: Command = {
     if (into === undefined || into === "") throw usageError(this, "--into is required");
     const jobs = values.jobs === undefined ? undefined : parseJobs(this, values.jobs);
     if (/^(sqlite:|postgres(ql)?:\/\/)/.test(into)) {
-      if (jobs !== undefined) throw usageError(this, JOBS_TARGET);
       // The gateway store is the server package's: its command writes the chains.
       return (await loadServerCommand("import database")).run(args, io);
     }
@@ -119,21 +119,6 @@ export const importCommand: Command = {
     return failed ? EXIT_CHECK_FAILED : EXIT_OK;
   },
 };
-
-const JOBS_TARGET =
-  "--jobs goes with Claude Code or Codex sessions imported into a package folder (--into <folder>)";
-
-/** `--jobs N`: a whole number of threads, at least 1. */
-function parseJobs(command: Command, text: string): number {
-  const jobs = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(jobs) || jobs < 1) {
-    throw usageError(
-      command,
-      `--jobs must be a whole number of threads, 1 or more (1 imports in one thread), got ${JSON.stringify(text)}`,
-    );
-  }
-  return jobs;
-}
 
 function writeLeftOut(
   entries: PackageImportReport["leftOut"],
