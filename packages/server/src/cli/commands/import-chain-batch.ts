@@ -10,6 +10,7 @@ import {
   insertKeyRows,
   insertMessageRows,
   insertPrefixKeyRows,
+  type RowValues,
 } from "../../store/repositories/import-rows.js";
 import { inTransaction } from "../../store/transaction.js";
 
@@ -103,48 +104,61 @@ export function packContents(messages: unknown[]): Uint8Array {
   return contents;
 }
 
-/** A batch's message rows, MESSAGE_COLUMNS' values row after row, with their branches' ids. */
+/**
+ * A batch's message rows as MESSAGE_COLUMNS' values, made a statement's rows at a time (no
+ * list of every row's values), with their branches' ids; packed contents become views of their
+ * bytes.
+ */
 function messageValues(
   subject: string,
   batch: ChainBatch,
   branchIds: readonly string[],
-): unknown[] {
+): { readonly rows: number; readonly fill: RowValues } {
   const planned = batch.messages;
   const width = PLANNED_MESSAGE_COLUMNS.length;
-  const values: unknown[] = [];
+  const rows = planned.length / width;
   const contents = batch.contents;
-  let offset = 0;
-  for (let row = 0, at = 0; at < planned.length; row++, at += width) {
-    let content = planned[at + CONTENT_SLOT];
-    if (contents !== undefined) {
-      const length = content as number;
-      // A view of its bytes (an empty one as text: SQLite binds an empty view as NULL).
-      content =
-        length === 0 ? "" : Buffer.from(contents.buffer, contents.byteOffset + offset, length);
-      offset += length;
+  // Where each packed content starts.
+  const starts = new Float64Array(contents === undefined ? 0 : rows);
+  if (contents !== undefined) {
+    let offset = contents.byteOffset;
+    for (let row = 0; row < rows; row++) {
+      starts[row] = offset;
+      offset += planned[row * width + CONTENT_SLOT] as number;
     }
-    const role = planned[at + 3] as keyof typeof TYPE_OF_ROLE;
-    const createdAt = planned[at + 7];
-    values.push(
-      planned[at], // id
-      subject,
-      planned[at + 1], // conversation_id
-      planned[at + 2], // previous_message_id
-      TYPE_OF_ROLE[role],
-      role,
-      "completed",
-      content,
-      MESSAGE_METADATA,
-      branchIds[batch.messageBranches[row] ?? -1],
-      planned[at + 5], // depth
-      planned[at + 6], // context_start_depth
-      createdAt,
-      createdAt, // updated_at
-      null, // request
-      null, // lease_expires_at
-    );
   }
-  return values;
+  const fill = (from: number, to: number, values: unknown[]): void => {
+    for (let row = from; row < to; row++) {
+      const at = row * width;
+      let content = planned[at + CONTENT_SLOT];
+      if (contents !== undefined) {
+        const length = content as number;
+        // A view of its bytes (an empty one as text: SQLite binds an empty view as NULL).
+        content = length === 0 ? "" : new Uint8Array(contents.buffer, starts[row], length);
+      }
+      const role = planned[at + 3] as keyof typeof TYPE_OF_ROLE;
+      const createdAt = planned[at + 7];
+      values.push(
+        planned[at], // id
+        subject,
+        planned[at + 1], // conversation_id
+        planned[at + 2], // previous_message_id
+        TYPE_OF_ROLE[role],
+        role,
+        "completed",
+        content,
+        MESSAGE_METADATA,
+        branchIds[batch.messageBranches[row] ?? -1],
+        planned[at + 5], // depth
+        planned[at + 6], // context_start_depth
+        createdAt,
+        createdAt, // updated_at
+        null, // request
+        null, // lease_expires_at
+      );
+    }
+  };
+  return { rows, fill };
 }
 
 /** Writes a batch's rows in one transaction (SQLite: deferDurability's commit, no fsync). */
@@ -179,7 +193,8 @@ export async function writeChainBatch(
     }
     await insertConversationRows(trx, batch.conversations);
     await insertBranchRows(trx, forks);
-    await insertMessageRows(trx, messageValues(subject, batch, ids), batch.contents !== undefined);
+    const messages = messageValues(subject, batch, ids);
+    await insertMessageRows(trx, messages.rows, messages.fill, batch.contents !== undefined);
     await insertKeyRows(trx, batch.keys);
     await insertPrefixKeyRows(trx, batch.prefixKeys);
   });

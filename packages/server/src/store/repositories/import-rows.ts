@@ -81,21 +81,37 @@ function insertTemplate(spec: InsertSpec, count: number): QueryTemplate<unknown[
   return template;
 }
 
+/** Pushes the values of rows `from` … `to - 1` onto `values`, in the table's columns' order. */
+export type RowValues = (from: number, to: number, values: unknown[]) => void;
+
+/** Inserts `rows` rows of a table in few statements, each statement's values made by `fill`. */
+async function insertFilled(
+  trx: Kysely<StoreSchema>,
+  spec: InsertSpec,
+  rows: number,
+  fill: RowValues,
+): Promise<void> {
+  let at = 0;
+  while (at < rows) {
+    let count = MAX_ROWS_PER_STATEMENT;
+    while (count > rows - at) count >>= 1;
+    const values: unknown[] = [];
+    fill(at, at + count, values);
+    await insertTemplate(spec, count).run(trx, ...values);
+    at += count;
+  }
+}
+
 /** Inserts a table's rows (its columns' values, row after row) in few statements. */
-async function insertRows(
+function insertRows(
   trx: Kysely<StoreSchema>,
   spec: InsertSpec,
   values: readonly unknown[],
 ): Promise<void> {
   const width = spec.columns.length;
-  const rows = values.length / width;
-  let at = 0;
-  while (at < rows) {
-    let count = MAX_ROWS_PER_STATEMENT;
-    while (count > rows - at) count >>= 1;
-    await insertTemplate(spec, count).run(trx, ...values.slice(at * width, (at + count) * width));
-    at += count;
-  }
+  return insertFilled(trx, spec, values.length / width, (from, to, out) => {
+    for (let at = from * width; at < to * width; at++) out.push(values[at]);
+  });
 }
 
 /** Conversations: CONVERSATION_COLUMNS' values, row after row. */
@@ -107,14 +123,16 @@ export const insertBranchRows = (trx: Kysely<StoreSchema>, values: readonly unkn
   insertRows(trx, BRANCHES, values);
 
 /**
- * Messages: MESSAGE_COLUMNS' values, row after row; with `contentAsBytes` (SQLite), each
- * content is its text's UTF-8 bytes, stored as TEXT (`cast(? as text)`).
+ * Messages: `rows` rows whose MESSAGE_COLUMNS' values `fill` makes, a statement's at a time;
+ * with `contentAsBytes` (SQLite), each content is its text's UTF-8 bytes, stored as TEXT
+ * (`cast(? as text)`).
  */
 export const insertMessageRows = (
   trx: Kysely<StoreSchema>,
-  values: readonly unknown[],
+  rows: number,
+  fill: RowValues,
   contentAsBytes: boolean,
-) => insertRows(trx, contentAsBytes ? PACKED_MESSAGES : MESSAGES, values);
+) => insertFilled(trx, contentAsBytes ? PACKED_MESSAGES : MESSAGES, rows, fill);
 
 /** Idempotency keys: KEY_COLUMNS' values, row after row. */
 export const insertKeyRows = (trx: Kysely<StoreSchema>, values: readonly unknown[]) =>
