@@ -265,7 +265,15 @@ export class ImportedChainRows {
   readonly #batchBytes: number;
   #batch = new PendingRows();
   #subjectChecked = false;
-  readonly #writer: ChainBatchWriter;
+  /** Batches written in this thread (PostgreSQL, no writer thread asked for, or none yet). */
+  readonly #inThread: ChainBatchWriter;
+  /** Whether batches go to a writer thread (a SQLite file, `writerThread`). */
+  readonly #threaded: boolean;
+  /**
+   * The writer thread, started with the first batch handed off before the last: an import of
+   * one batch, or a re-run that writes nothing, does not load it.
+   */
+  #thread: ChainBatchWriter | undefined;
   /** The batches the writer holds and has not committed yet, oldest first (a pipelined writer's). */
   #inFlight: InFlight[] = [];
 
@@ -275,12 +283,12 @@ export class ImportedChainRows {
     this.limits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
     this.#now = options.now ?? (() => new Date());
     const location = database.location;
-    const threaded =
+    this.#threaded =
       options.writerThread === true &&
       location.dialect === "sqlite" &&
       location.path !== ":memory:";
-    this.#batchBytes = options.batchBytes ?? (threaded ? 2 : 8) * 1024 * 1024;
-    this.#writer = threaded ? threadWriter(location, subject) : inThreadWriter(database, subject);
+    this.#batchBytes = options.batchBytes ?? (this.#threaded ? 2 : 8) * 1024 * 1024;
+    this.#inThread = inThreadWriter(database, subject);
   }
 
   now(): string {
@@ -328,8 +336,7 @@ export class ImportedChainRows {
     if (this.#batch.bytes >= this.#batchBytes) {
       // At most MAX_IN_FLIGHT batches with the writer: the oldest is committed first.
       while (this.#inFlight.length >= MAX_IN_FLIGHT) await this.#oldestSettled();
-      this.#handOff();
-      if (!this.#writer.pipelined) await this.#settled();
+      if (!this.#handOff(false)) await this.#settled();
     }
     return result;
   }
@@ -517,7 +524,7 @@ export class ImportedChainRows {
   async #storedOrSettled<T>(read: () => Promise<T | undefined>): Promise<T | undefined> {
     const found = await read();
     if (found !== undefined || (this.#batch.empty && this.#inFlight.length === 0)) return found;
-    this.#handOff();
+    this.#handOff(false);
     await this.#settled();
     return read();
   }
@@ -549,7 +556,7 @@ export class ImportedChainRows {
    * before it, is committed.
    */
   async flush(): Promise<void> {
-    this.#handOff();
+    this.#handOff(true);
     await this.#settled();
   }
 
@@ -560,19 +567,24 @@ export class ImportedChainRows {
    */
   async close(): Promise<void> {
     for (const entry of this.#inFlight.splice(0)) await entry.done;
-    await this.#writer.close();
+    await this.#thread?.close();
   }
 
   /**
    * Gives the writer the planned batch. A pipelined writer (a thread of its own) commits it
    * while the next one is planned: until then its keys and claims are read from here, and a
-   * read of the store that misses waits for them (#settled) and reads again.
+   * read of the store that misses waits for them (#settled) and reads again. The writer thread
+   * starts with the first batch that is not the `last`. True when the batch went to a
+   * pipelined writer (the caller goes on planning).
    */
-  #handOff(): void {
+  #handOff(last: boolean): boolean {
     const batch = this.#batch;
-    if (batch.empty) return;
+    if (batch.empty) return false;
     this.#batch = new PendingRows();
-    const written = this.#writer.write(chainBatch(batch, this.#writer.pipelined));
+    if (this.#threaded && !last)
+      this.#thread ??= threadWriter(this.database.location, this.subject);
+    const writer = this.#thread ?? this.#inThread;
+    const written = writer.write(chainBatch(batch, writer.pipelined));
     this.#inFlight.push({
       rows: batch,
       done: written.then(
@@ -580,6 +592,7 @@ export class ImportedChainRows {
         (error: unknown) => ({ error }),
       ),
     });
+    return writer.pipelined;
   }
 
   /** A key recorded by a batch the writer holds. */
@@ -613,11 +626,11 @@ interface InFlight {
 }
 
 /**
- * Batches a writer thread holds at most: two, so that planning goes on while the thread
- * loads (~1 s from the TypeScript sources, ~0.2 s compiled) and while it writes the one
- * before; the memory of one more batch (8 MiB of content).
+ * Batches a writer thread holds at most: four (8 MiB of content), so that planning goes on
+ * while the thread loads (~0.2 s compiled, ~1 s from the TypeScript sources; it starts with the
+ * first batch) and while it writes.
  */
-const MAX_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 4;
 
 /**
  * A batch's rows as plain data for the writer (import-chain-batch.ts); for a writer thread
