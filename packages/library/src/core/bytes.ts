@@ -1,5 +1,4 @@
 const strictDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const lenientDecoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 const encoder = new TextEncoder();
 /** Standard base64 (RFC 4648 alphabet) with padding, nothing else (no line breaks). */
 export const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -24,7 +23,6 @@ export function utf8DecodeStrict(bytes: Uint8Array): string | undefined {
  * 0.45 s on Node 24; every importer reads its files through it).
  */
 export function utf8DecodeLenient(bytes: Uint8Array): string {
-  if (typeof Buffer === "undefined") return lenientDecoder.decode(bytes);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }
 

@@ -3,8 +3,6 @@ import { checkCallerMetadata, parseGatewayFacts } from "../../gateway/validation
 import type { StoreDatabase } from "../../store/database.js";
 import { claimBranchTip, type AnchorRow } from "../../store/repositories/gateway-messages.js";
 import {
-  CONVERSATION_COLUMNS,
-  KEY_COLUMNS,
   insertBranchRows,
   insertConversationRows,
   insertKeyRows,
@@ -56,8 +54,6 @@ export interface BatchBranch {
   /** A stored anchor whose branch this continues when the anchor is still its tip. */
   readonly claim?: AnchorRow;
 }
-
-export { CONVERSATION_COLUMNS, KEY_COLUMNS };
 
 /**
  * The columns of a planned message that differ between an import's rows; the others are the

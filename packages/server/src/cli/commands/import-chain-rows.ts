@@ -18,13 +18,8 @@ import type { StoreDatabase } from "../../store/database.js";
 import { findConversation } from "../../store/repositories/gateway-conversations.js";
 import type { IdempotencyKeyRow } from "../../store/repositories/gateway-idempotency.js";
 import { findAnchor, type AnchorRow } from "../../store/repositories/gateway-messages.js";
-import {
-  CONVERSATION_COLUMNS,
-  KEY_COLUMNS,
-  packContents,
-  type BatchBranch,
-  type ChainBatch,
-} from "./import-chain-batch.js";
+import { CONVERSATION_COLUMNS, KEY_COLUMNS } from "../../store/repositories/import-rows.js";
+import { packContents, type BatchBranch, type ChainBatch } from "./import-chain-batch.js";
 import { inThreadWriter, threadWriter, type ChainBatchWriter } from "./import-chain-writer.js";
 import { splitTurns, writeTurns } from "./import-chain-writes.js";
 import {

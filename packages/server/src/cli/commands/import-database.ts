@@ -365,7 +365,13 @@ export const importDatabase: Command = {
           subject,
           files,
           bar.onProgress,
-          { writerThread: useWriterThread(jobs, await filesBytes(files)) },
+          // The files' sizes are read only where a writer thread could be used.
+          {
+            writerThread:
+              location.dialect === "sqlite" &&
+              jobs > 1 &&
+              useWriterThread(jobs, await filesBytes(files)),
+          },
         );
       } finally {
         await bulk.finish();
