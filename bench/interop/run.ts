@@ -29,12 +29,11 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { defaultImportJobs } from "../../packages/library/src/interop/index.js";
 import { generateCorpus } from "./generator.js";
+import { runPhase, type PhaseResult } from "./run-phase.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const { values } = parseArgs({
   options: {
     sessions: { type: "string", default: "500" },
@@ -59,33 +58,6 @@ if (
     "bench/interop: --sessions is a whole number ≥ 2, --megabytes a positive number, --seed a whole number, --jobs a whole number ≥ 1\n",
   );
   process.exit(2);
-}
-
-interface PhaseResult {
-  readonly phase: string;
-  readonly seconds: number;
-  readonly cpuSeconds: number;
-  readonly bytes: number;
-  readonly files: number;
-  readonly maxRssBytes: number;
-  /** Package phases: the files each thread imported (the main thread's first). */
-  readonly filesByThread?: readonly number[];
-  /** Index phases: rows indexed, transactions, the longest one in ms. */
-  readonly rows?: number;
-  readonly transactions?: number;
-  readonly longestMs?: number;
-}
-
-function runPhase(args: readonly string[]): PhaseResult {
-  const result = spawnSync(process.execPath, ["bin/run-ts.js", "bench/interop/phase.ts", ...args], {
-    cwd: root,
-    encoding: "utf8",
-  });
-  if (result.status !== 0) {
-    process.stderr.write(result.stderr);
-    throw new Error(`phase ${args[0] ?? ""} failed`);
-  }
-  return JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as PhaseResult;
 }
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-interop-"));

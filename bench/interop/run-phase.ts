@@ -1,0 +1,33 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** What one phase of bench/interop/phase.ts printed. */
+export interface PhaseResult {
+  readonly phase: string;
+  readonly seconds: number;
+  readonly cpuSeconds: number;
+  readonly bytes: number;
+  readonly files: number;
+  readonly maxRssBytes: number;
+  /** Package phases: the files each thread imported (the main thread's first). */
+  readonly filesByThread?: readonly number[];
+  /** Index phases: rows indexed, transactions, the longest one in ms. */
+  readonly rows?: number;
+  readonly transactions?: number;
+  readonly longestMs?: number;
+}
+
+/** Runs one phase of bench/interop/phase.ts in a process of its own (its memory its own). */
+export function runPhase(args: readonly string[]): PhaseResult {
+  const result = spawnSync(process.execPath, ["bin/run-ts.js", "bench/interop/phase.ts", ...args], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  if (result.status !== 0) {
+    process.stderr.write(result.stderr);
+    throw new Error(`phase ${args[0] ?? ""} failed`);
+  }
+  return JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as PhaseResult;
+}
