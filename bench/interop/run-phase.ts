@@ -31,3 +31,12 @@ export function runPhase(args: readonly string[]): PhaseResult {
   }
   return JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as PhaseResult;
 }
+
+/** The median of a list of figures (the mean of the middle two for an even count). */
+export function median(list: readonly number[]): number {
+  const sorted = [...list].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}

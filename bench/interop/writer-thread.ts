@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateCorpus } from "./generator.js";
-import { runPhase } from "./run-phase.js";
+import { median, runPhase } from "./run-phase.js";
 
 const { values } = parseArgs({
   options: {
@@ -42,14 +42,6 @@ if (
   );
   process.exit(2);
 }
-
-const median = (list: readonly number[]): number => {
-  const sorted = [...list].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-writer-thread-"));
 try {
