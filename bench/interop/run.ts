@@ -32,7 +32,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultImportJobs } from "../../packages/library/src/interop/index.js";
 import { generateCorpus } from "./generator.js";
-import { runPhase, type PhaseResult } from "./run-phase.js";
+import { removeStore, runPhase, type PhaseResult } from "./run-phase.js";
 
 const { values } = parseArgs({
   options: {
@@ -117,7 +117,7 @@ try {
       result: runPhase([`${source}-sqlite`, sourceFolder, storeOne, "1"]),
       baseline,
     });
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${storeOne}${suffix}`, { force: true });
+    removeStore(storeOne);
     const store = join(folder, `store-${source}.sqlite`);
     const imported = runPhase([`${source}-sqlite`, sourceFolder, store, String(jobs)]);
     rows.push({

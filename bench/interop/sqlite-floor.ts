@@ -29,7 +29,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { generateCorpus } from "./generator.js";
-import { median, runPhase } from "./run-phase.js";
+import { median, removeStore, runPhase } from "./run-phase.js";
 
 const { values } = parseArgs({
   options: {
@@ -68,10 +68,6 @@ const VARIANTS: readonly Variant[] = [
   { name: "16 KiB pages", pageBytes: 16_384, foreignKeys: true, searchTrigger: true },
   { name: "all three", pageBytes: 16_384, foreignKeys: false, searchTrigger: false },
 ];
-
-const removeStore = (path: string): void => {
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
-};
 
 /** A migrated store whose file was created with `pageBytes` pages. */
 async function freshStore(path: string, pageBytes: number): Promise<void> {
@@ -223,18 +219,15 @@ try {
     runPhase(["baseline", files]).seconds,
   );
   const source = join(folder, "imported.sqlite");
-  const imported: Record<"1" | "2", { seconds: number; cpuSeconds: number }> = {
-    "1": runPhase(["codex-sqlite", files, source, "1"]),
-    "2": { seconds: 0, cpuSeconds: 0 },
-  };
+  const oneThread = runPhase(["codex-sqlite", files, source, "1"]);
   const threaded = join(folder, "imported-2.sqlite");
-  imported["2"] = runPhase(["codex-sqlite", files, threaded, "2"]);
+  const twoThreads = runPhase(["codex-sqlite", files, threaded, "2"]);
   removeStore(threaded);
   const rows = readRows(source);
   const budget = baseline / 0.3;
   process.stdout.write(
     `codex, ${rows.values.ai_gateway_messages.length} messages; baseline (JSON.parse, faster of 2) ${baseline.toFixed(2)} s, so 0.3× is ${budget.toFixed(2)} s\n` +
-      `the import --jobs 1: ${imported["1"].seconds.toFixed(2)} s (${imported["1"].cpuSeconds.toFixed(2)} s CPU); --jobs 2: ${imported["2"].seconds.toFixed(2)} s (${imported["2"].cpuSeconds.toFixed(2)} s CPU)\n`,
+      `the import --jobs 1: ${oneThread.seconds.toFixed(2)} s (${oneThread.cpuSeconds.toFixed(2)} s CPU); --jobs 2: ${twoThreads.seconds.toFixed(2)} s (${twoThreads.cpuSeconds.toFixed(2)} s CPU)\n`,
   );
   const cpu = new Map<string, number[]>(VARIANTS.map((variant) => [variant.name, []]));
   const commits = new Map<number, number[]>([

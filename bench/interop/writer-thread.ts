@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateCorpus } from "./generator.js";
-import { median, runPhase } from "./run-phase.js";
+import { median, removeStore, runPhase } from "./run-phase.js";
 
 const { values } = parseArgs({
   options: {
@@ -58,7 +58,7 @@ try {
     for (const jobs of ["1", "2"] as const) {
       const store = join(folder, `store-${run}-${jobs}.sqlite`);
       const result = runPhase([`${source}-sqlite`, files, store, jobs]);
-      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${store}${suffix}`, { force: true });
+      removeStore(store);
       bytes = result.bytes;
       seconds[jobs].push(result.seconds);
       process.stdout.write(
