@@ -1,7 +1,9 @@
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { utimesSync, writeFileSync } from "node:fs";
+import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openArchiveWith } from "../../packages/library/src/archive/archive.js";
+import { atomicFileWriter, type SaveStep } from "../../packages/library/src/archive/file-writer.js";
 import { openArchive } from "../../packages/library/src/archive/index.js";
 import { decodeConversation, decodeWholeFile } from "../../packages/library/src/format/decode.js";
 import { encodeConversation } from "../../packages/library/src/format/encode.js";
@@ -10,8 +12,8 @@ import type { SavedConversation } from "../../packages/library/src/format/conver
 import { conversationWith, newPackage } from "./helpers.js";
 
 // Large conversations (docs/archive.md, "Memory"): a file above the quick decoder's limit is
-// read in chunks and decoded one value at a time, the canonical check after opening reads the
-// file it kept open, and a large save is encoded while it is written.
+// read in chunks and decoded one value at a time, which also finds whether it is canonical, and
+// a large save is encoded while it is written.
 
 /** A conversation whose file is about `megabytes` MB, with Japanese text and emoji. */
 function largeConversation(megabytes: number): SavedConversation {
@@ -56,6 +58,35 @@ describe("large conversation files", () => {
     });
     const after = await stat(file);
     expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  }, 60_000);
+
+  it("issue 31 A2 a save made at once after openArchive writes 0 bytes and reads nothing: the open already knows the file is canonical", async () => {
+    const { folder, file, bytes } = await savedLargePackage();
+    expect(bytes.length).toBeGreaterThan(QUICK_DECODE_MAX_BYTES);
+    // Whole seconds, so that the mtime can be put back exactly.
+    await utimes(file, 1_700_000_000, 1_700_000_000);
+    const before = await stat(file);
+    const steps: SaveStep[] = [];
+    const writer = atomicFileWriter({ onStep: (step) => steps.push(step) });
+    const opened = await openArchiveWith(folder, {}, { writer });
+    // Once the open has returned, the file's last message is changed in place, its size,
+    // inode and mtime kept: only a save that still read the file (a check left running after
+    // the open) could notice. The save writes nothing all the same.
+    const changed = Buffer.from(bytes);
+    const at = changed.lastIndexOf("余白");
+    changed.write("余日", at);
+    writeFileSync(file, changed, { flag: "r+" });
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    const result = await opened.archive.save(opened.conversation, opened.images);
+    expect(result).toEqual({ outcome: "unchanged", bytesWritten: 0 });
+    expect(steps).toEqual([]);
+    const after = await stat(file);
+    expect([after.ino, after.mtimeMs, after.size]).toEqual([
+      before.ino,
+      before.mtimeMs,
+      before.size,
+    ]);
+    expect((await readFile(file)).equals(changed)).toBe(true);
   }, 60_000);
 
   it("A14 a large unreadable file gives the whole-file decoder's reason and is kept as it is", async () => {

@@ -63,7 +63,7 @@ describeDatabaseTargets("the progress bar of an import into a database (issue 19
       [
         `2 file(s) into ${databaseName()} for quiet`,
         "imported 2, extended 0, skipped as already imported 0, without history 0, refused 0",
-        "left out (each reported; --json lists every file and line):",
+        "left out (each reported; --json lists every file, with the count and first 1000 line numbers of each):",
         "  toolUseResult: 34 line(s) in 2 file(s): Claude Code's structured copy of a tool result for its own display; the result the model got is kept as the tool result",
         "  thinking signature: 11 line(s) in 1 file(s): format 1 keeps no provider-signed material (A23); the thinking text is kept as a thinking item",
         "  file-history-snapshot line: 2 line(s) in 1 file(s): Claude Code's backups of edited files for its own undo, not conversation",

@@ -13,9 +13,9 @@ describe("import summary and progress bar", () => {
 
   it("left-out entries of many files are grouped by what and why, most lines first", () => {
     const totals = leftOutTotals([
-      { file: "a", what: "progress line", reason: "live output", lines: [1, 2] },
-      { file: "b", what: "progress line", reason: "live output", lines: [7] },
-      { file: "b", what: "thinking signature", reason: "signed", lines: [3, 4, 5, 6] },
+      { file: "a", what: "progress line", reason: "live output", count: 2, lines: [1, 2] },
+      { file: "b", what: "progress line", reason: "live output", count: 1, lines: [7] },
+      { file: "b", what: "thinking signature", reason: "signed", count: 4, lines: [3, 4, 5, 6] },
     ]);
     expect(totals).toEqual([
       { what: "thinking signature", reason: "signed", lines: 4, files: 1 },

@@ -186,6 +186,23 @@ describeEachDialect("the pass-through routes' front path", (getDatabase) => {
         code: "invalid_request",
       },
       {
+        // Issue 31: a call that could not be recorded is refused before it goes upstream.
+        name: "issue 31: a NUL in the model",
+        headers: valid,
+        body: '{"model":"claude-test\\u0000","max_tokens":1,"messages":[]}',
+        front: true,
+        status: 400,
+        code: "invalid_request",
+      },
+      {
+        name: "issue 31: a lone surrogate in the model",
+        headers: valid,
+        body: '{"model":"claude-\\udc00","max_tokens":1,"messages":[]}',
+        front: true,
+        status: 400,
+        code: "invalid_request",
+      },
+      {
         name: "a chat completion with no upstream of its format",
         path: "/v1/chat/completions",
         headers: json({ authorization: `Bearer ${key}`, "x-api-key": "" }),

@@ -1,3 +1,4 @@
+import type { JobUsage } from "./job-usage.js";
 import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
 
 /** The console routes' replies, as docs/openapi.json describes them. */
@@ -118,6 +119,8 @@ export interface JobTurn {
   readonly item_count?: number;
   readonly created_at?: string;
   readonly updated_at?: string;
+  /** The sum of the usage the turn's items carry, null when none does. */
+  readonly usage?: JobUsage | null;
   readonly trajectory: {
     readonly view: View;
     readonly items?: readonly StoredItemRow[];
@@ -130,6 +133,11 @@ export interface JobDetail {
   /** Changes whenever the job or its turns do (long polling: `wait.change`). */
   readonly change_mark: string;
   readonly job: JobSummary & Readonly<Record<string, unknown>>;
+  /** The source's run totals (per model) and the sum over the items' per-call usage. */
+  readonly usage?: {
+    readonly reported: readonly JobUsage[] | null;
+    readonly calls: JobUsage | null;
+  };
   readonly turns: readonly JobTurn[];
 }
 

@@ -113,7 +113,7 @@ export function branchDrawing(
       forks.push(fork);
     }
   });
-  return svg(
+  const drawing = svg(
     "svg",
     {
       class: "branch-drawing",
@@ -121,9 +121,11 @@ export function branchDrawing(
       "aria-label": `${drawn.length} branches drawn as a tree: each a link that shows it; dots are fork points`,
       viewBox: `0 0 ${WIDTH} ${height}`,
       width: "100%",
-      style: `max-width: ${WIDTH}px`,
     },
     ...lanes,
     ...forks,
   );
+  // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+  drawing.style.maxWidth = `${WIDTH}px`;
+  return drawing;
 }

@@ -1,3 +1,5 @@
+import { urlUse } from "./safe-url.js";
+
 /** DOM building blocks of the page: text only (never innerHTML: stored content is untrusted). */
 export function element(
   tag: string,
@@ -83,9 +85,9 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string | undefined> 
 }
 
 /**
- * An image: a thumbnail for a `data:` URL (its SHA-256 computed here), a link for any other
- * URL (the page never loads an outside address by itself), or the stored SHA-256 when the
- * bytes are not in the reply.
+ * An image: a thumbnail for a `data:image/…` URL (its SHA-256 computed here), a link for an
+ * `http:`/`https:` URL (the page never loads an outside address by itself), inert text for any
+ * other URL (urlUse), or the stored SHA-256 when the bytes are not in the reply.
  */
 export function imageNode(source: {
   url?: string;
@@ -96,26 +98,33 @@ export function imageNode(source: {
 }): HTMLElement {
   const box = element("figure", { class: "image" });
   const caption = element("figcaption");
-  if (source.url?.startsWith("data:") === true) {
-    const image = element("img", { src: source.url, alt: "image from the conversation" });
+  const use = source.url === undefined ? undefined : urlUse(source.url, "image");
+  if (use?.as === "image") {
+    const url = use.src;
+    const image = element("img", { src: url, alt: "image from the conversation" });
     box.append(image);
-    caption.append(`${source.url.slice(5, source.url.indexOf(";"))} · SHA-256 …`);
-    const comma = source.url.indexOf(",");
+    caption.append(`${url.slice(5, url.indexOf(";"))} · SHA-256 …`);
+    const comma = url.indexOf(",");
     try {
-      const bytes = Uint8Array.from(atob(source.url.slice(comma + 1)), (char) =>
-        char.charCodeAt(0),
-      );
+      const bytes = Uint8Array.from(atob(url.slice(comma + 1)), (char) => char.charCodeAt(0));
       void sha256Hex(bytes).then((hex) => {
         caption.textContent = `${bytes.length.toLocaleString("en")} bytes · SHA-256 ${hex ?? "(not available here)"}`;
       });
     } catch {
       caption.textContent = "an image whose data: URL is not base64";
     }
-  } else if (source.url !== undefined) {
+  } else if (use?.as === "link") {
     box.append(
-      element("a", { href: source.url, rel: "noreferrer noopener", target: "_blank" }, source.url),
+      element(
+        "a",
+        { href: use.href, rel: "noreferrer noopener", target: "_blank" },
+        source.url ?? "",
+      ),
     );
     caption.append("image link (not loaded by the console)");
+  } else if (source.url !== undefined) {
+    box.append(longText(source.url));
+    caption.append("image URL shown as text (only http: and https: become links)");
   } else {
     const placeholder = element("div", { class: "image-placeholder", "aria-hidden": "true" }, "🖼");
     box.append(placeholder);

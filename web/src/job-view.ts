@@ -1,5 +1,6 @@
 import type { JobDetail } from "./api.js";
 import { element } from "./dom.js";
+import { usageText } from "./job-usage.js";
 import { jobRows } from "./render-job.js";
 import { formatRoute, type Route } from "./route.js";
 import { VirtualList, type Row } from "./virtual-list.js";
@@ -43,6 +44,7 @@ export function showJob(
         String(detail.job.conversation_id),
       ),
     ),
+    usageSummary(detail),
     element(
       "details",
       {},
@@ -61,4 +63,18 @@ export function showJob(
   }));
   virtual.append(keyed);
   return { list: virtual, rows: keyed };
+}
+
+/** The job's usage: the totals its source recorded, and the sum of its items' model calls. */
+function usageSummary(detail: JobDetail): HTMLElement {
+  const reported = detail.usage?.reported ?? [];
+  const calls = detail.usage?.calls ?? null;
+  if (reported.length === 0 && calls === null)
+    return element("p", { class: "muted", id: "job-usage" }, "No model usage stored for this job.");
+  return element(
+    "div",
+    { class: "facts usage", id: "job-usage" },
+    ...reported.map((usage) => element("p", {}, `Run totals (source): ${usageText(usage)}`)),
+    calls === null ? "" : element("p", {}, `Model calls (sum over items): ${usageText(calls)}`),
+  );
 }

@@ -2,6 +2,7 @@ import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js
 import type { JobDetail, JobItem, JobTurn, StoredItemRow } from "./api.js";
 import { badge, copyButton, diffNode, element, imageNode, longText } from "./dom.js";
 import type { Row } from "./virtual-list.js";
+import { usageText, type JobUsage } from "./job-usage.js";
 
 /**
  * A job's turns and their items as rows: each item rendered as what it is (a message, a tool
@@ -144,6 +145,18 @@ function itemBody(
           `: ${text(item["message"])}${item["retryable"] === true ? " (retryable)" : ""}`,
         ),
       ];
+    case "notice":
+      return [
+        element(
+          "div",
+          { class: "call-head" },
+          element("strong", {}, text(item["kind"])),
+          item["text"] === "" ? "" : ` ${text(item["text"])}`,
+        ),
+        item["details"] === undefined
+          ? element("span")
+          : longText(text(item["details"]), { json: true }),
+      ];
     default:
       return [longText(JSON.stringify(item, null, 2), { json: true })];
   }
@@ -181,6 +194,13 @@ function itemRow(
           ),
         ),
         ...itemBody(row.item, resultsByCall, linkFor),
+        typeof row.item["usage"] === "object" && row.item["usage"] !== null
+          ? element(
+              "div",
+              { class: "facts usage" },
+              `model call: ${usageText(row.item["usage"] as JobUsage)}`,
+            )
+          : "",
         element(
           "div",
           { class: "actions" },
@@ -286,6 +306,9 @@ export function jobRows(
             ` · ${turn.item_count ?? items.length} items`,
             marks,
           ),
+          turn.usage === undefined || turn.usage === null
+            ? ""
+            : element("p", { class: "facts usage" }, `Turn usage: ${usageText(turn.usage)}`),
           empty ? element("p", { class: "empty" }, "Empty trajectory.") : "",
         );
       },

@@ -13,7 +13,6 @@ import {
   sameFingerprint,
   type Fingerprint,
 } from "./disk.js";
-import { bytesOfOpenFile, checkCanonicalInSlices } from "./canonical-check.js";
 import { ConversationEncoder, samePieces, streamedPieces } from "./encoder.js";
 import { freezeDecodedConversation, freezeSavedElements } from "./frozen-input.js";
 import { atomicFileWriter, type PackageFileWriter } from "./file-writer.js";
@@ -102,7 +101,7 @@ export async function openArchiveWith(
   if (kind !== "document" || !settings().keepConversation) {
     return { archive, conversation: emptyConversation(), images: new Map(), notices: [] };
   }
-  const read = await readAgentFolder(paths, true);
+  const read = await readAgentFolder(paths);
   archive.restore(read.disk, read.conversation, read.images, read.state === "unreadable");
   const notices: ArchiveNotice[] =
     read.unreadable === undefined
@@ -123,14 +122,8 @@ class PackageArchive implements ConversationArchive {
   private previousPieces: Buffer[] | undefined;
   /** What the last save that reached the disk state was given (unchanged saves stop early). */
   private lastInput: InputSnapshot | undefined;
-  /** The canonical check of what the open read, running in slices (see `restore`). */
-  private openCheck:
-    | {
-        readonly snapshot: InputSnapshot;
-        readonly canonical: Promise<boolean>;
-        readonly cancelled: { value: boolean };
-      }
-    | undefined;
+  /** What the open returned, when the file it read was found canonical (see `restore`). */
+  private openSnapshot: InputSnapshot | undefined;
   private encoder = new ConversationEncoder();
   private readonly copies = new WeakMap<object, { key: string; copy: object }>();
   /** Image bytes already hashed, by identity: each image is hashed once. */
@@ -171,28 +164,14 @@ class PackageArchive implements ConversationArchive {
       this.hashed.set(bytes, sha256);
       imageBytes += bytes.length;
     }
-    // What was read is on disk with every image and nothing to clean up: once the file is
-    // found to be the canonical encoding of it (checked in slices after the open returns),
-    // saving that same conversation writes nothing (unless the budget would drop an image).
-    // The check reads the file it compares from the handle the open kept (the open does not
-    // keep its bytes) and closes it when done.
-    const file = disk.openFile;
-    disk.openFile = undefined;
-    if (file === undefined) return;
-    if (imageBytes > this.budgetBytes || this.singleSave) {
-      void file.handle.close().catch(() => {});
-      return;
-    }
+    // What was read is on disk, canonical (found while decoding it), with every image and
+    // nothing to clean up: it is what a save of that same conversation would leave, so that
+    // save writes nothing, however soon it comes (unless the budget would drop an image).
+    const canonical = disk.canonicalAtOpen;
+    disk.canonicalAtOpen = false;
+    if (!canonical || imageBytes > this.budgetBytes || this.singleSave) return;
     freezeDecodedConversation(conversation);
-    const cancelled = { value: false };
-    const bytes = bytesOfOpenFile(file.handle.fd, file.size);
-    this.openCheck = {
-      snapshot: snapshotInput(conversation, images),
-      canonical: checkCanonicalInSlices(conversation, bytes, cancelled)
-        .catch(() => false)
-        .finally(() => file.handle.close().catch(() => {})),
-      cancelled,
-    };
+    this.openSnapshot = snapshotInput(conversation, images);
   }
 
   turnStarted(): void {
@@ -216,7 +195,7 @@ class PackageArchive implements ConversationArchive {
     // recognises them by identity and walks nothing else.
     let sameAsLast: InputSnapshot | undefined;
     if (!this.singleSave) {
-      const reference = this.lastInput ?? this.openCheck?.snapshot;
+      const reference = this.lastInput ?? this.openSnapshot;
       const asReference = reference !== undefined && sameInput(conversation, images, reference);
       if (!asReference) freezeSavedElements(conversation, reference);
       sameAsLast = asReference ? reference : undefined;
@@ -255,24 +234,20 @@ class PackageArchive implements ConversationArchive {
   }
 
   /**
-   * The first save after opening: when it is given what the open returned, it waits for the
-   * canonical check and, if the file passed, knows the conversation as saved. Any other save
-   * stops the check.
+   * The first save after opening knows the conversation as saved when it is given what the
+   * open returned; a save of anything else compares with the file (a streamed save would
+   * otherwise take other objects for other content and rewrite the file without comparing).
    */
-  private async settleOpenCheck(sameAsLast: InputSnapshot | undefined): Promise<void> {
-    const check = this.openCheck;
-    if (check === undefined) return;
-    this.openCheck = undefined;
-    if (sameAsLast !== check.snapshot) {
-      check.cancelled.value = true;
-      return;
+  private takeOpenSnapshot(sameAsLast: InputSnapshot | undefined): void {
+    const snapshot = this.openSnapshot;
+    this.openSnapshot = undefined;
+    if (snapshot !== undefined && sameAsLast === snapshot && this.lastInput === undefined) {
+      this.lastInput = snapshot;
     }
-    if ((await check.canonical) && this.lastInput === undefined) this.lastInput = check.snapshot;
   }
 
   private async remove(folders: PackageFolders): Promise<boolean> {
-    if (this.openCheck !== undefined) this.openCheck.cancelled.value = true;
-    this.openCheck = undefined;
+    this.openSnapshot = undefined;
     const removed = await removeAgentFolder(folders, this.writer);
     this.disk = emptyDisk();
     this.previousPieces = undefined;
@@ -351,7 +326,7 @@ class PackageArchive implements ConversationArchive {
     images: ReadonlyMap<string, Uint8Array>,
     sameAsLast: InputSnapshot | undefined,
   ): Promise<SaveResult> {
-    await this.settleOpenCheck(sameAsLast);
+    this.takeOpenSnapshot(sameAsLast);
     const diskAsLeft = await this.refreshDisk(folders);
     if (
       diskAsLeft &&

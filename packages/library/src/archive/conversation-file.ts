@@ -8,19 +8,13 @@ import type { Fingerprint } from "./disk.js";
 /** Bytes read and decoded at a time: the file is never held whole unless it is unreadable. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
 
-/** `agent/conversation.json`, read and decoded; `file` is still open when it was kept. */
+/**
+ * `agent/conversation.json`, read and decoded; `decoded.canonical` says whether its bytes are
+ * the canonical encoding of the conversation, found while decoding it.
+ */
 export interface ConversationFileRead {
   readonly decoded: DecodeResult;
   readonly fingerprint: Fingerprint;
-  /** The file as it was read (open), when asked for; whoever gets it closes it. */
-  readonly file: OpenConversationFile | undefined;
-}
-
-/** An open `conversation.json`, for the canonical check that runs after the open. */
-export interface OpenConversationFile {
-  readonly handle: FileHandle;
-  /** Its size when it was read. */
-  readonly size: number;
 }
 
 /**
@@ -30,12 +24,10 @@ export interface OpenConversationFile {
  * (format/quick-decode.ts). A large one is read in chunks of 1 MiB, each given to the
  * element-wise decoder (format/element-decode.ts), so neither its bytes nor its text are held
  * whole; a file that path does not accept is read again whole and given to the whole-file
- * decoder, which says why it is unreadable. With `keepOpen`, a readable file stays open for
- * the caller.
+ * decoder, which says why it is unreadable.
  */
 export async function readConversationFile(
   path: string,
-  keepOpen: boolean,
 ): Promise<ConversationFileRead | undefined> {
   let handle: FileHandle;
   try {
@@ -43,7 +35,6 @@ export async function readConversationFile(
   } catch {
     return undefined;
   }
-  let kept = false;
   try {
     const info = await handle.stat();
     if (!info.isFile()) return undefined;
@@ -52,12 +43,11 @@ export async function readConversationFile(
         ? await decodeConversationQuickly(await readAll(handle))
         : await decodeInChunks(handle);
     const fingerprint = { ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
-    kept = keepOpen && decoded.ok;
-    return { decoded, fingerprint, file: kept ? { handle, size: info.size } : undefined };
+    return { decoded, fingerprint };
   } catch {
     return undefined;
   } finally {
-    if (!kept) await handle.close();
+    await handle.close();
   }
 }
 
@@ -77,7 +67,7 @@ async function decodeInChunks(handle: FileHandle): Promise<DecodeResult> {
     if (!decoder.feed(chunk.subarray(0, bytesRead))) return decodeWholeFile(await readAll(handle));
   }
   const conversation = decoder.finish();
-  if (conversation !== undefined) return { ok: true, conversation };
+  if (conversation !== undefined) return { ok: true, conversation, canonical: decoder.canonical };
   return decodeWholeFile(await readAll(handle));
 }
 

@@ -11,7 +11,7 @@ import {
   readRegularFile,
   type Fingerprint,
 } from "./disk.js";
-import { readConversationFile, type OpenConversationFile } from "./conversation-file.js";
+import { readConversationFile } from "./conversation-file.js";
 import { CONVERSATION_FILE, IMAGES_FOLDER, imageFileName, type PackagePaths } from "./layout.js";
 import { PackageFolders } from "./package-folders.js";
 
@@ -26,12 +26,11 @@ export interface UnreadableFolder {
 /** What is on disk in `agent/`, as the archive left it or found it. */
 export interface DiskState {
   /**
-   * Right after opening, when every image `conversation.json` names was read and there is
-   * nothing to clean up: the file, still open, to check that its bytes are the canonical
-   * encoding of the conversation returned (then a save of that same conversation has nothing
-   * to write). Whoever takes it closes it.
+   * Right after opening: `conversation.json` is exactly the canonical encoding of the
+   * conversation returned (found while decoding it), every image it names was read and there
+   * is nothing to clean up, so a save of that same conversation has nothing to write.
    */
-  openFile: OpenConversationFile | undefined;
+  canonicalAtOpen: boolean;
   conversationFingerprint: Fingerprint | undefined;
   imagesFingerprint: Fingerprint | undefined;
   /** Image files whose bytes were checked against their name (read at open or written by us). */
@@ -57,7 +56,7 @@ export interface AgentFolderRead {
 
 export function emptyDisk(): DiskState {
   return {
-    openFile: undefined,
+    canonicalAtOpen: false,
     conversationFingerprint: undefined,
     imagesFingerprint: undefined,
     verifiedImages: new Set(),
@@ -102,13 +101,8 @@ const READ_CONCURRENCY = 16;
  * gives `state: "unreadable"` with the reason (A14); a missing or wrong image reads as
  * `imageOmitted` (A15). Nothing is reached through a symbolic link: a link at `agent/`,
  * `agent/images/` or `agent/conversation.json` makes the conversation unreadable (A14).
- * With `keepFileOpen`, a readable `conversation.json` with nothing to clean up stays open in
- * `disk.openFile` for the canonical check; the caller closes it.
  */
-export async function readAgentFolder(
-  paths: PackagePaths,
-  keepFileOpen = false,
-): Promise<AgentFolderRead> {
+export async function readAgentFolder(paths: PackagePaths): Promise<AgentFolderRead> {
   let folders: PackageFolders;
   try {
     folders = PackageFolders.open(paths.packageDir);
@@ -116,13 +110,13 @@ export async function readAgentFolder(
     return unreadableRead(true, { message: `agent/ cannot be read: ${describe(error)}` });
   }
   try {
-    return await readFrom(folders, keepFileOpen);
+    return await readFrom(folders);
   } finally {
     folders.close();
   }
 }
 
-async function readFrom(folders: PackageFolders, keepFileOpen: boolean): Promise<AgentFolderRead> {
+async function readFrom(folders: PackageFolders): Promise<AgentFolderRead> {
   const agent = folders.agent;
   if (agent.kind === "absent") return absentRead(false);
   if (agent.kind === "symlink") {
@@ -156,7 +150,7 @@ async function readFrom(folders: PackageFolders, keepFileOpen: boolean): Promise
           : "agent/conversation.json is not a regular file",
     });
   }
-  const read = await readConversationFile(conversationPath, keepFileOpen);
+  const read = await readConversationFile(conversationPath);
   if (read === undefined) {
     return unreadableRead(true, { message: "agent/conversation.json cannot be read" });
   }
@@ -171,12 +165,7 @@ async function readFrom(folders: PackageFolders, keepFileOpen: boolean): Promise
   const disk = emptyDisk();
   disk.conversationFingerprint = read.fingerprint;
   const found = new Map<string, Uint8Array>();
-  try {
-    await readImages(folders, decoded.conversation, disk, found);
-  } catch (error) {
-    await read.file?.handle.close();
-    throw error;
-  }
+  await readImages(folders, decoded.conversation, disk, found);
   const {
     conversation,
     images: bySha,
@@ -188,8 +177,7 @@ async function readFrom(folders: PackageFolders, keepFileOpen: boolean): Promise
     droppedPendingImages === 0 &&
     disk.otherImages.size === 0 &&
     disk.temporaries.size === 0;
-  if (nothingToDo) disk.openFile = read.file;
-  else await read.file?.handle.close();
+  disk.canonicalAtOpen = nothingToDo && decoded.canonical === true;
   return {
     state: "readable",
     agentExists: true,

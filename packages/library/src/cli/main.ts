@@ -3,6 +3,7 @@ import { EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE } from "./command.js";
 import { commandEntries, type CommandEntry } from "./commands/index.js";
 import { commandHelp, groupEntries, groupHelp, mainHelp } from "./help.js";
 import { processIO, type CliIO } from "./io.js";
+import { terminalLine } from "./terminal-text.js";
 import { packageVersion } from "./version.js";
 
 const isHelpFlag = (word: string | undefined) => word === "--help" || word === "-h";
@@ -58,13 +59,13 @@ export async function main(argv: readonly string[], io: CliIO = processIO): Prom
     return await command.run(rest, io);
   } catch (error) {
     if (isVerbatimError(error)) {
-      io.stderr(`verbatim ${name}: ${error.describe()}\n`);
+      io.stderr(`verbatim ${name}: ${terminalLine(error.describe())}\n`);
       return error.code === "usage_error" || error.code === "path_not_found"
         ? EXIT_USAGE
         : EXIT_CHECK_FAILED;
     }
     const message = error instanceof Error ? error.message : String(error);
-    io.stderr(`verbatim ${name}: internal error: ${message}\n`);
+    io.stderr(`verbatim ${name}: internal error: ${terminalLine(message)}\n`);
     return EXIT_CHECK_FAILED;
   }
 }

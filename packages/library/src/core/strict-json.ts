@@ -31,7 +31,9 @@ export type StrictParseResult =
 const PLAIN_STRING = /"[^"\\\u0000-\u001f]*"/y;
 const STRING = /"[^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\u0000-\u001f]*)*"/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const MAX_DEPTH = 1000;
+/** The deepest nesting of arrays and objects verbatim reads (the HTTP API's bodies, imports). */
+export const MAX_JSON_DEPTH = 1000;
+const MAX_DEPTH = MAX_JSON_DEPTH;
 
 class Problem {
   constructor(

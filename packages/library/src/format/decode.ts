@@ -46,7 +46,16 @@ export type FieldProblem =
   "unknownKey" | "missingKey" | "unknownType" | "wrongType" | "invalidValue";
 
 export type DecodeResult =
-  | { readonly ok: true; readonly conversation: SavedConversation }
+  | {
+      readonly ok: true;
+      readonly conversation: SavedConversation;
+      /**
+       * True when the bytes are exactly the canonical encoding of `conversation` (docs/format-1.md,
+       * "Byte rules"), found while decoding; false or absent when they are not, or when the file
+       * went through the whole-file decoder, which does not look.
+       */
+      readonly canonical?: boolean;
+    }
   | { readonly ok: false; readonly reason: UnreadableReason };
 
 function unreadable(reason: UnreadableReason): DecodeResult {
@@ -117,7 +126,9 @@ export function decodeConversation(bytes: Uint8Array): DecodeResult {
   const decoder = new ConversationElementDecoder();
   if (decoder.feed(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
     const conversation = decoder.finish();
-    if (conversation !== undefined) return { ok: true, conversation };
+    if (conversation !== undefined) {
+      return { ok: true, conversation, canonical: decoder.canonical };
+    }
   }
   return decodeWholeFile(bytes);
 }

@@ -11,9 +11,13 @@ import type { SavedConversation } from "./conversation-schema.js";
  * The element-wise decoder (element-decode.ts) reads a file one value at a time, from chunks of
  * any size, and gives up on anything it doubts. These tests hold it to the whole-file decoder:
  * what it accepts, the whole-file decoder accepts with the same value, and `decodeConversation`
- * gives the same result (value or reason) as the whole-file decoder for every input.
+ * gives the same result (value or reason) as the whole-file decoder for every input. Its
+ * verdict on the canonical layout does not depend on where the chunks end either (issue 31).
  */
-function fedInChunks(bytes: Buffer, sizes: readonly number[]): SavedConversation | undefined {
+function fedInChunks(
+  bytes: Buffer,
+  sizes: readonly number[],
+): { conversation: SavedConversation; canonical: boolean } | undefined {
   const decoder = new ConversationElementDecoder();
   let offset = 0;
   for (let index = 0; offset < bytes.length; index++) {
@@ -21,7 +25,8 @@ function fedInChunks(bytes: Buffer, sizes: readonly number[]): SavedConversation
     if (!decoder.feed(bytes.subarray(offset, offset + size))) return undefined;
     offset += size;
   }
-  return decoder.finish();
+  const conversation = decoder.finish();
+  return conversation === undefined ? undefined : { conversation, canonical: decoder.canonical };
 }
 
 const CHUNKINGS: readonly (readonly number[])[] = [[1], [3, 5], [1, 7, 64, 4096]];
@@ -29,12 +34,17 @@ const CHUNKINGS: readonly (readonly number[])[] = [[1], [3, 5], [1, 7, 64, 4096]
 /** Both decoders agree on `bytes`, fed whole and in chunks of the given sizes. */
 function expectAgreement(bytes: Buffer, chunkings = CHUNKINGS): boolean {
   const whole = decodeWholeFile(bytes);
-  expect(decodeConversation(bytes)).toEqual(whole);
+  const decoded = decodeConversation(bytes);
+  // The whole-file decoder does not look at the layout.
+  expect(decoded.ok ? { ...decoded, canonical: undefined } : decoded).toEqual(whole);
   for (const chunking of [[bytes.length], ...chunkings]) {
     const chunked = fedInChunks(bytes, chunking);
     if (chunked === undefined) continue;
     expect(whole.ok, `accepted in chunks of ${chunking.join(",")}`).toBe(true);
-    if (whole.ok) expect(chunked).toEqual(whole.conversation);
+    if (whole.ok) expect(chunked.conversation).toEqual(whole.conversation);
+    expect(chunked.canonical, `canonical in chunks of ${chunking.join(",")}`).toBe(
+      decoded.ok && decoded.canonical,
+    );
   }
   return whole.ok;
 }
@@ -130,7 +140,9 @@ describe("the element-wise decoder", () => {
         const bytes = Buffer.from(text.replaceAll(at, `${escape}${at}`), "utf8");
         const whole = decodeWholeFile(bytes);
         expect(expectAgreement(bytes)).toBe(whole.ok);
-        expect(fedInChunks(bytes, [1])).toEqual(whole.ok ? whole.conversation : undefined);
+        expect(fedInChunks(bytes, [1])?.conversation).toEqual(
+          whole.ok ? whole.conversation : undefined,
+        );
       }
     }
   });
@@ -172,7 +184,8 @@ describe("the element-wise decoder", () => {
     const long = "ボ".repeat(300_000) + "\\" + '"';
     const bytes = encodeConversation(conversationWithTexts([long, "short"]));
     const decoded = fedInChunks(bytes, [4096]);
-    expect(decoded?.history[0]?.content[0]).toEqual({ type: "text", text: long });
+    expect(decoded?.conversation.history[0]?.content[0]).toEqual({ type: "text", text: long });
+    expect(decoded?.canonical).toBe(true);
     expect(expectAgreement(bytes, [[65_536], [4096, 1]])).toBe(true);
   });
 });

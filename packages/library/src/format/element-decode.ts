@@ -1,7 +1,7 @@
 import { Buffer, isUtf8 } from "node:buffer";
 import { z } from "zod";
 import { conversationSchema, type SavedConversation } from "./conversation-schema.js";
-import { checkedJsonParse } from "./fast-decode.js";
+import { checkedJsonParse, type CheckedValue } from "./fast-decode.js";
 import {
   CLOSE_BRACE,
   CLOSE_BRACKET,
@@ -12,9 +12,9 @@ import {
   OPEN_BRACKET,
   QUOTE,
   isJsonWhitespace,
+  newValueEnd,
   stringEnd,
   valueEnd,
-  type ValueEnd,
 } from "./json-bytes.js";
 
 /**
@@ -28,6 +28,12 @@ import {
  * or unknown top-level key, an element the schema refuses, …) makes it give up, and the caller
  * decodes the whole file with the whole-file decoder, which gives the precise reason. What it
  * accepts, it accepts with the value the whole-file decoder gives (element-decode.test.ts).
+ *
+ * In the same pass it finds whether the bytes are exactly the canonical encoding of what it
+ * returns (`canonical`): the whitespace between top-level tokens is counted here, each value's
+ * layout is checked where its end is found (json-bytes.ts) and its key order where it is parsed
+ * (fast-decode.ts). The schema changes no value (id maps become Maps, which are written as
+ * objects), so the encoding of the decoded conversation is that of the parsed text.
  */
 type Phase =
   | "start"
@@ -43,6 +49,18 @@ type Phase =
   | "failed";
 
 const shape = conversationSchema.shape as Record<string, z.ZodType>;
+
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
+/**
+ * Whitespace between two tokens, as a number: spaces alone count one each; a line break
+ * followed by spaces is `gapOf(level)` for two spaces per level; anything else is ODD_GAP.
+ */
+const LINE = 1 << 20;
+const ODD_GAP = -1;
+function gapOf(level: number): number {
+  return LINE + 2 * level;
+}
 
 /** The element schema of a top-level array member, when it has no other check. */
 function elementSchemaOf(key: string): z.ZodType | undefined {
@@ -71,7 +89,12 @@ export class ConversationElementDecoder {
   private key = "";
   private elementSchema: z.ZodType | undefined;
   private elements: unknown[] = [];
-  private readonly found: ValueEnd = { end: 0, members: 0 };
+  private readonly found = newValueEnd();
+  /** False once anything read is not as the canonical writer writes it. */
+  private laidOut = true;
+  /** The whitespace since the last token, as `gapOf` encodes it. */
+  private gap = 0;
+  private previousKey = "";
 
   /**
    * Takes the next bytes of the file (copied: the caller may reuse `chunk` once this returns);
@@ -110,6 +133,14 @@ export class ConversationElementDecoder {
     return this.phase === "failed";
   }
 
+  /**
+   * Once `finish` has returned a conversation: whether the bytes are exactly its canonical
+   * encoding (docs/format-1.md, "Byte rules"), so that saving it unchanged has nothing to write.
+   */
+  get canonical(): boolean {
+    return this.laidOut && this.phase === "end" && this.gap === gapOf(0);
+  }
+
   /** The conversation, or undefined when the whole-file decoder must decide. */
   finish(): SavedConversation | undefined {
     if (this.held > 0) this.scanHeld();
@@ -145,9 +176,31 @@ export class ConversationElementDecoder {
     end: number,
     depth: number,
     members: number,
-  ): { value: unknown } | undefined {
+  ): CheckedValue | undefined {
     if (!isUtf8(bytes.subarray(start, end))) return undefined;
-    return checkedJsonParse(bytes.toString("utf8", start, end), depth, members);
+    const parsed = checkedJsonParse(bytes.toString("utf8", start, end), depth, members);
+    if (parsed !== undefined && !parsed.keysInOrder) this.laidOut = false;
+    return parsed;
+  }
+
+  /**
+   * Checks the whitespace before the token just read against what the canonical writer puts
+   * there (`gapOf`), and starts counting the next.
+   */
+  private token(expected: number): void {
+    if (this.gap !== expected) this.laidOut = false;
+    this.gap = 0;
+  }
+
+  /** Counts a whitespace byte into `gap`; false for any other byte. */
+  private whitespace(byte: number | undefined): boolean {
+    if (byte === SPACE) {
+      if (this.gap >= 0) this.gap++;
+    } else if (byte === NEWLINE) {
+      this.gap = this.gap === 0 ? gapOf(0) : ODD_GAP;
+    } else if (isJsonWhitespace(byte)) this.gap = ODD_GAP;
+    else return false;
+    return true;
   }
 
   /** Reads tokens from `bytes`; returns how many bytes were consumed. */
@@ -156,18 +209,20 @@ export class ConversationElementDecoder {
     const found = this.found;
     let position = 0;
     for (;;) {
-      while (position < length && isJsonWhitespace(bytes[position])) position++;
+      while (position < length && this.whitespace(bytes[position])) position++;
       if (position >= length) return position;
       const byte = bytes[position];
       switch (this.phase) {
         case "start":
           if (byte !== OPEN_BRACE) return this.fail();
+          this.token(0);
           this.phase = "firstKey";
           position++;
           break;
         case "firstKey":
         case "key": {
           if (byte === CLOSE_BRACE && this.phase === "firstKey") {
+            this.token(0);
             this.phase = "end";
             position++;
             break;
@@ -179,6 +234,10 @@ export class ConversationElementDecoder {
           if (typeof key !== "string" || !Object.hasOwn(shape, key) || this.members.has(key)) {
             return this.fail();
           }
+          this.token(gapOf(1));
+          // Keys are sorted; format 1's are ASCII, so any escape makes the bytes longer.
+          if (end - position !== key.length + 2 || !(this.previousKey < key)) this.laidOut = false;
+          this.previousKey = key;
           this.key = key;
           this.phase = "colon";
           position = end;
@@ -186,12 +245,14 @@ export class ConversationElementDecoder {
         }
         case "colon":
           if (byte !== COLON) return this.fail();
+          this.token(1);
           this.phase = "value";
           position++;
           break;
         case "value": {
           const elementSchema = byte === OPEN_BRACKET ? elementSchemaOf(this.key) : undefined;
           if (elementSchema !== undefined) {
+            this.token(1);
             this.elementSchema = elementSchema;
             this.elements = [];
             this.members.set(this.key, []);
@@ -200,8 +261,10 @@ export class ConversationElementDecoder {
             position++;
             break;
           }
-          valueEnd(bytes, position, found);
+          valueEnd(bytes, position, found, 1);
           if (found.end === NEED_MORE) return position;
+          this.token(1);
+          if (!found.canonical) this.laidOut = false;
           const parsed = this.parse(bytes, position, found.end, 1, found.members);
           if (parsed === undefined) return this.fail();
           this.members.set(this.key, parsed.value);
@@ -210,20 +273,24 @@ export class ConversationElementDecoder {
           break;
         }
         case "afterValue":
-          if (byte === COMMA) this.phase = "key";
-          else if (byte === CLOSE_BRACE) this.phase = "end";
+          if (byte === COMMA) this.token(0);
+          else if (byte === CLOSE_BRACE) this.token(gapOf(0));
           else return this.fail();
+          this.phase = byte === COMMA ? "key" : "end";
           position++;
           break;
         case "firstElement":
         case "element": {
           if (byte === CLOSE_BRACKET && this.phase === "firstElement") {
+            this.token(0);
             this.phase = "afterValue";
             position++;
             break;
           }
-          valueEnd(bytes, position, found);
+          valueEnd(bytes, position, found, 2);
           if (found.end === NEED_MORE) return position;
+          this.token(gapOf(2));
+          if (!found.canonical) this.laidOut = false;
           const parsed = this.parse(bytes, position, found.end, 2, found.members);
           const checked = parsed && this.elementSchema?.safeParse(parsed.value);
           if (checked === undefined || !checked.success) return this.fail();
@@ -233,9 +300,10 @@ export class ConversationElementDecoder {
           break;
         }
         case "afterElement":
-          if (byte === COMMA) this.phase = "element";
-          else if (byte === CLOSE_BRACKET) this.phase = "afterValue";
+          if (byte === COMMA) this.token(0);
+          else if (byte === CLOSE_BRACKET) this.token(gapOf(1));
           else return this.fail();
+          this.phase = byte === COMMA ? "element" : "afterValue";
           position++;
           break;
         case "end":

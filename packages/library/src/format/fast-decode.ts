@@ -35,6 +35,14 @@ function membersInText(text: string): number {
   }
 }
 
+/**
+ * Set by `keysInValue` when an object's keys are not in the canonical writer's order (sorted by
+ * UTF-16 code units), or may not be in the order written: the engine lists keys that are array
+ * indices ("7") first, so an object with one is counted as out of order.
+ */
+let keysOutOfOrder = false;
+const ARRAY_INDEX = /^[0-9]+$/;
+
 /** Keys kept by JSON.parse, or -1 when a number is not finite or nesting is too deep. */
 function keysInValue(value: unknown, depth: number): number {
   if (typeof value === "number") return Number.isFinite(value) ? 0 : -1;
@@ -50,7 +58,12 @@ function keysInValue(value: unknown, depth: number): number {
     return keys;
   }
   const record = value as Record<string, unknown>;
+  let previous: string | undefined;
   for (const key of Object.keys(record)) {
+    if (previous !== undefined && !(previous < key)) keysOutOfOrder = true;
+    const code = key.charCodeAt(0);
+    if (code >= 0x30 && code <= 0x39 && ARRAY_INDEX.test(key)) keysOutOfOrder = true;
+    previous = key;
     const inner = keysInValue(record[key], depth + 1);
     if (inner < 0) return -1;
     keys += inner + 1;
@@ -58,8 +71,17 @@ function keysInValue(value: unknown, depth: number): number {
   return keys;
 }
 
+/**
+ * A value parsed by `checkedJsonParse`; `keysInOrder`: every object's keys were written in the
+ * canonical writer's order (what the text's layout cannot show, docs/format-1.md "Byte rules").
+ */
+export interface CheckedValue {
+  readonly value: unknown;
+  readonly keysInOrder: boolean;
+}
+
 /** The parsed value when the fast path applies; undefined sends the caller to the strict path. */
-export function fastParseJson(text: string): { value: unknown } | undefined {
+export function fastParseJson(text: string): CheckedValue | undefined {
   return checkedJsonParse(text, 0, membersInText(text));
 }
 
@@ -72,7 +94,7 @@ export function checkedJsonParse(
   text: string,
   depth: number,
   members: number,
-): { value: unknown } | undefined {
+): CheckedValue | undefined {
   if (members < 0) return undefined;
   let value: unknown;
   try {
@@ -80,7 +102,8 @@ export function checkedJsonParse(
   } catch {
     return undefined;
   }
+  keysOutOfOrder = false;
   const keys = keysInValue(value, depth);
   if (keys < 0 || keys !== members) return undefined;
-  return { value };
+  return { value, keysInOrder: !keysOutOfOrder };
 }

@@ -9,6 +9,7 @@ import type {
   ToolCallBlock,
   ToolResultBlock,
 } from "../history/message.js";
+import type { ImportedCall } from "./imported.js";
 
 type ToolItem = Extract<Item, { type: "tool" }>;
 
@@ -27,6 +28,12 @@ interface AssistantSegment {
   readonly resultImages: Block[];
 }
 
+/** A model call the source reported, and the assistant message it was placed on. */
+interface PlacedCall {
+  readonly call: ImportedCall;
+  readonly segment: AssistantSegment;
+}
+
 type Segment = UserSegment | AssistantSegment;
 
 /** A tool call the source never answered, given a synthetic result by `finish`. */
@@ -40,6 +47,8 @@ export interface BuiltConversation {
   readonly conversation: SavedConversation;
   readonly images: ReadonlyMap<string, Uint8Array>;
   readonly unanswered: readonly UnansweredCall[];
+  /** The model calls, by the history message that ends each (ImportedConversation.calls). */
+  readonly calls: ReadonlyMap<Message, ImportedCall>;
 }
 
 const ZERO_USAGE: Usage = {
@@ -63,7 +72,10 @@ export class ConversationBuilder {
   private readonly toolItems = new Map<string, ToolItem>();
   private readonly callNames = new Map<string, string>();
   private readonly usages = new Map<string, Usage>();
+  /** The model calls by the source's id of each (placeCall). */
+  private readonly placed = new Map<string, PlacedCall>();
   private openAssistant: AssistantSegment | undefined;
+  private lastAssistant: AssistantSegment | undefined;
   model: string | undefined;
   provider: string | undefined;
 
@@ -108,6 +120,7 @@ export class ConversationBuilder {
       this.segments.push(segment);
       this.openAssistant = segment;
     }
+    this.lastAssistant = segment;
     for (const block of blocks) {
       segment.blocks.push(block);
       if (block.type === "toolCall") {
@@ -148,6 +161,7 @@ export class ConversationBuilder {
       if (segment.kind === "assistant") results += segment.results.size;
     this.segments = [];
     this.openAssistant = undefined;
+    this.lastAssistant = undefined;
     return results;
   }
 
@@ -158,10 +172,36 @@ export class ConversationBuilder {
 
   private reportedTotals: { total: Usage; last: Usage | undefined } | undefined;
 
-  /** Usage of one model request; a repeated key replaces the earlier report of that request. */
-  usage(key: string, usage: Usage): void {
+  /**
+   * Usage of one model request; a repeated key replaces the earlier report of that request.
+   * With `call` (a request the model answered, not a message the source made up), it is also
+   * placed on the assistant message just given its blocks (placeCall).
+   */
+  usage(key: string, usage: Usage, call?: { readonly model?: string }): void {
     this.usages.delete(key);
     this.usages.set(key, usage);
+    if (call === undefined) this.placed.delete(key);
+    else this.placeCall(key, usage, call.model);
+  }
+
+  /**
+   * Puts the usage of model call `id` on the newest assistant message (the one that ends it,
+   * for sources that report a call after its items); placing a call again replaces its usage
+   * and moves it to the newest. True when it moved. Calls placed on one message are summed
+   * there (a call that wrote no message of the history counts on the one before it).
+   */
+  placeCall(id: string, usage: Usage, model: string | undefined): boolean {
+    const segment = this.lastAssistant;
+    const earlier = this.placed.get(id);
+    if (segment === undefined) return false;
+    const call: ImportedCall = {
+      usage,
+      ...(model === undefined ? {} : { model }),
+      ...(this.provider === undefined ? {} : { provider: this.provider }),
+    };
+    this.placed.delete(id);
+    this.placed.set(id, { call, segment });
+    return earlier !== undefined && earlier.segment !== segment;
   }
 
   /**
@@ -171,14 +211,26 @@ export class ConversationBuilder {
   finish(interrupted: (call: ToolCallBlock) => ToolResultBlock): BuiltConversation {
     const history: Message[] = [];
     const unanswered: UnansweredCall[] = [];
+    const callsOf = new Map<AssistantSegment, ImportedCall>();
+    for (const { call, segment } of this.placed.values()) addCall(callsOf, segment, call);
+    const calls = new Map<Message, ImportedCall>();
+    let answer: Message | undefined;
     const lastIndex = this.segments.length - 1;
     this.segments.forEach((segment, index) => {
       if (segment.kind === "user") {
         history.push({ role: "user", content: segment.blocks });
         return;
       }
-      if (segment.blocks.length === 0) return;
-      history.push({ role: "assistant", content: segment.blocks });
+      const call = callsOf.get(segment);
+      if (segment.blocks.length === 0) {
+        // A call that wrote no message of the history (thinking only) counts on the one before.
+        if (call !== undefined && answer !== undefined) addCall(calls, answer, call);
+        return;
+      }
+      const message: Message = { role: "assistant", content: segment.blocks };
+      history.push(message);
+      answer = message;
+      if (call !== undefined) addCall(calls, message, call);
       if (segment.calls.length === 0) return;
       const results = segment.calls.map((call) => {
         const result = segment.results.get(call.id);
@@ -216,6 +268,27 @@ export class ConversationBuilder {
       usage,
       ...(lastRoundUsage === undefined ? {} : { lastRoundUsage }),
     };
-    return { conversation, images: this.images, unanswered };
+    return { conversation, images: this.images, unanswered, calls };
   }
+}
+
+/** Adds a call to those of `key` (their usage summed, the model of the newest kept). */
+function addCall<K>(calls: Map<K, ImportedCall>, key: K, call: ImportedCall): void {
+  const before = calls.get(key);
+  calls.set(
+    key,
+    before === undefined ? call : { ...call, usage: addUsage(before.usage, call.usage) },
+  );
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  const oneHour = (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0);
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    webSearchRequests: a.webSearchRequests + b.webSearchRequests,
+    ...(oneHour === 0 ? {} : { cacheWrite1h: oneHour }),
+  };
 }

@@ -1,4 +1,5 @@
-import type { SavedConversation } from "../format/conversation-schema.js";
+import type { SavedConversation, Usage } from "../format/conversation-schema.js";
+import { sha256Hex } from "../core/hash.js";
 import type { Message } from "../history/message.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
 
@@ -28,6 +29,19 @@ export interface ImportedConversation {
   readonly parent?: { readonly sourceId: string; readonly agentId: string };
   /** A main conversation's sub-agents: agent id → the id of the tool call that ran it. */
   readonly subagentCalls?: ReadonlyMap<string, string>;
+  /**
+   * The model calls the source reports usage for, by the assistant message (of `history` or of
+   * a branch) that ends each: kept on that message by targets that keep it per message (the
+   * gateway store); a package keeps the conversation's totals.
+   */
+  readonly calls?: ReadonlyMap<Message, ImportedCall>;
+}
+
+/** One model call of an imported conversation: its usage, and the model that answered. */
+export interface ImportedCall {
+  readonly usage: Usage;
+  readonly model?: string;
+  readonly provider?: string;
 }
 
 /** What one source file gave: its conversations, what was left out, and the line account. */
@@ -40,7 +54,20 @@ export interface FileImport {
 /** The notice kind of the first item of every imported conversation. */
 export const IMPORTED_NOTICE_KIND = "imported";
 
-/** A package folder name from a source and its ids: letters, digits, `.`, `_` and `-` only. */
+/**
+ * The longest package folder name: file systems refuse names over 255 bytes (ENAMETOOLONG).
+ * Every name up to it keeps the form earlier versions gave it, so their packages are found.
+ */
+export const PACKAGE_NAME_MAX = 255;
+
+/**
+ * A package folder name from a source and its ids: letters, digits, `.`, `_` and `-` only. A
+ * name over PACKAGE_NAME_MAX is cut and ends with a hash of the whole ids, so each re-run finds
+ * the same package; the full id stays in the package's import stamp.
+ */
 export function packageName(parts: readonly string[]): string {
-  return parts.map((part) => part.replace(/[^A-Za-z0-9._-]/g, "_")).join("-");
+  const name = parts.map((part) => part.replace(/[^A-Za-z0-9._-]/g, "_")).join("-");
+  if (name.length <= PACKAGE_NAME_MAX) return name;
+  const hash = sha256Hex(parts.join("\u0000")).slice(0, 16);
+  return `${name.slice(0, PACKAGE_NAME_MAX - hash.length - 1)}-${hash}`;
 }

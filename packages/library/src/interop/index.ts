@@ -1,5 +1,10 @@
 export { CONVERSATION_SOURCES, IMPORTED_NOTICE_KIND } from "./imported.js";
-export type { ConversationSource, FileImport, ImportedConversation } from "./imported.js";
+export type {
+  ConversationSource,
+  FileImport,
+  ImportedCall,
+  ImportedConversation,
+} from "./imported.js";
 export type { FileAccount, LeftOutEntry } from "./report.js";
 export { importClaudeCodeFile } from "./claude-code/import.js";
 export type { ClaudeCodeFileOptions } from "./claude-code/import.js";
@@ -13,9 +18,9 @@ export {
   importIntoPackages,
 } from "./package-import.js";
 export type { ConversationOutcome, ImportProgress, PackageImportReport } from "./package-import.js";
-export { listSourceFiles } from "./source-files.js";
+export { listSourceFiles, readSourceFile } from "./source-files.js";
 export { progressCounter } from "./progress.js";
-export { leftOutTotals, progressLine } from "./summary.js";
+export { leftOutHeading, leftOutTotals, progressLine } from "./summary.js";
 export type { LeftOutTotal } from "./summary.js";
 export { ROWS_TARGET_SOURCES, TRAJECTORY_SOURCES } from "./trajectories/rows.js";
 export { importCodexRolloutAsRows } from "./codex/trajectory.js";

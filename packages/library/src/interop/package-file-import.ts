@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { FolderSyncBatch } from "../archive/folder-sync-batch.js";
+import { utf8DecodeLenient } from "../core/bytes.js";
 import { VerbatimError, isVerbatimError } from "../core/errors.js";
 import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
 import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
@@ -8,6 +7,10 @@ import { importCodexRollout } from "./codex/import.js";
 import type { ConversationSource, FileImport } from "./imported.js";
 import type { NameLocks } from "./name-locks.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
+import { readSourceFile } from "./source-files.js";
+
+/** A sub-agent's `.meta.json` names its type and task: anything larger is not one. */
+const SUBAGENT_META_MAX_BYTES = 1024 * 1024;
 
 /** How each conversation source finds its files in a folder and reads one. */
 interface ConversationImporter {
@@ -19,13 +22,16 @@ const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
   "claude-code": {
     accept: (name) => name.endsWith(".jsonl"),
     async importFile(file, bytes) {
-      let meta: string | undefined;
-      if (agentFileId(file) !== undefined) {
-        meta = await readFile(file.replace(/\.jsonl$/, ".meta.json"), "utf8").catch(
-          () => undefined,
-        );
-      }
-      return importClaudeCodeFile(file, bytes, meta === undefined ? {} : { meta });
+      if (agentFileId(file) === undefined) return importClaudeCodeFile(file, bytes);
+      const metaFile = file.replace(/\.jsonl$/, ".meta.json");
+      const meta = readSourceFile(metaFile, SUBAGENT_META_MAX_BYTES);
+      if (meta.bytes !== undefined)
+        return importClaudeCodeFile(file, bytes, { meta: utf8DecodeLenient(meta.bytes) });
+      const result = importClaudeCodeFile(file, bytes);
+      // A sub-agent without one is common; any other reason is reported.
+      if (meta.code === "ENOENT") return result;
+      const entry = { file: metaFile, what: "sub-agent .meta.json", count: 0, lines: [] };
+      return { ...result, leftOut: [...result.leftOut, { ...entry, reason: meta.reason }] };
     },
   },
   codex: {
@@ -82,15 +88,10 @@ export async function importPackageFile(
   locks: NameLocks,
   folderSyncs: FolderSyncBatch,
 ): Promise<FileOutcome> {
-  let content: Uint8Array;
-  try {
-    // One direct read: the thread pool's round trips (open, stat, read, close) cost more than
-    // reading a session file that is in the page cache.
-    content = readFileSync(file);
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason } };
-  }
+  const read = readSourceFile(file);
+  if (read.bytes === undefined)
+    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason: read.reason } };
+  const content = read.bytes;
   try {
     const result = await importers[source].importFile(file, content);
     const conversations: ConversationOutcome[] = [];

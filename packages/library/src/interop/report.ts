@@ -1,3 +1,6 @@
+import type { UnreadableLines } from "./jsonl.js";
+import { LineSample } from "./line-sample.js";
+
 /** What an import left out, grouped by what and why, with the lines it concerns. */
 export interface LeftOutEntry {
   readonly file: string;
@@ -5,7 +8,9 @@ export interface LeftOutEntry {
   readonly what: string;
   /** Why, in words a user can act on. */
   readonly reason: string;
-  /** 1-based line numbers (empty for whole-file facts). */
+  /** How many lines (or records) it concerns (0 for whole-file facts). */
+  readonly count: number;
+  /** The first of those 1-based line numbers, at most LEFT_OUT_SAMPLE_LINES. */
   readonly lines: readonly number[];
 }
 
@@ -23,21 +28,35 @@ export interface FileAccount {
 export class LeftOutLedger {
   private readonly entries = new Map<
     string,
-    { entry: Omit<LeftOutEntry, "lines">; lines: number[] }
+    { entry: Omit<LeftOutEntry, "count" | "lines">; lines: LineSample }
   >();
 
   add(file: string, what: string, reason: string, line?: number): void {
+    const lines = this.slot(file, what, reason);
+    if (line !== undefined) lines.add(line);
+  }
+
+  /** Many lines of one fact at once: `count` of them, `lines` the first. */
+  addAll(file: string, what: string, reason: string, count: number, lines: readonly number[]) {
+    this.slot(file, what, reason).addAll(count, lines);
+  }
+
+  private slot(file: string, what: string, reason: string): LineSample {
     const key = `${file}\u0000${what}\u0000${reason}`;
     let slot = this.entries.get(key);
     if (slot === undefined) {
-      slot = { entry: { file, what, reason }, lines: [] };
+      slot = { entry: { file, what, reason }, lines: new LineSample() };
       this.entries.set(key, slot);
     }
-    if (line !== undefined && slot.lines[slot.lines.length - 1] !== line) slot.lines.push(line);
+    return slot.lines;
   }
 
   list(): LeftOutEntry[] {
-    return [...this.entries.values()].map(({ entry, lines }) => ({ ...entry, lines }));
+    return [...this.entries.values()].map(({ entry, lines }) => ({
+      ...entry,
+      count: lines.count,
+      lines: lines.lines,
+    }));
   }
 }
 
@@ -46,6 +65,8 @@ export class LineLedger {
   private readonly imported = new Map<string, Set<number>>();
   private readonly dropped = new Map<string, Set<number>>();
   private readonly totals = new Map<string, number>();
+  /** Lines left out before they were read as objects: never imported, so counted only. */
+  private readonly unreadable = new Map<string, number>();
 
   constructor(readonly leftOut: LeftOutLedger) {}
 
@@ -62,11 +83,19 @@ export class LineLedger {
     this.leftOut.add(file, what, reason, line);
   }
 
+  /** Lines that are not JSON objects (readJsonLines's groups), counted without a set. */
+  unreadableLines(file: string, groups: readonly UnreadableLines[]): void {
+    for (const group of groups) {
+      this.unreadable.set(file, (this.unreadable.get(file) ?? 0) + group.count);
+      this.leftOut.addAll(file, "unreadable line", group.reason, group.count, group.lines);
+    }
+  }
+
   accounts(): FileAccount[] {
     return [...this.totals].map(([file, lines]) => {
       const imported = this.imported.get(file) ?? new Set<number>();
       const dropped = this.dropped.get(file) ?? new Set<number>();
-      let leftOut = 0;
+      let leftOut = this.unreadable.get(file) ?? 0;
       for (const line of dropped) if (!imported.has(line)) leftOut++;
       return { file, lines, imported: imported.size, leftOut };
     });

@@ -1,3 +1,4 @@
+import { LEFT_OUT_SAMPLE_LINES } from "./line-sample.js";
 import type { LeftOutEntry } from "./report.js";
 
 /** Left-out entries of many files grouped by what and why, for a summary a person reads. */
@@ -20,12 +21,17 @@ export function leftOutTotals(entries: readonly LeftOutEntry[]): LeftOutTotal[] 
       total = { what: entry.what, reason: entry.reason, lines: 0, files: new Set() };
       totals.set(key, total);
     }
-    total.lines += entry.lines.length;
+    total.lines += entry.count;
     total.files.add(entry.file);
   }
   return [...totals.values()]
     .map(({ files, ...rest }) => ({ ...rest, files: files.size }))
     .sort((a, b) => b.lines - a.lines || a.what.localeCompare(b.what));
+}
+
+/** The heading of a summary's left-out list (`--json` keeps a bounded sample of lines). */
+export function leftOutHeading(unit: "line" | "record"): string {
+  return `left out (each reported; --json lists every file, with the count and first ${LEFT_OUT_SAMPLE_LINES} ${unit} numbers of each):`;
 }
 
 /** A one-line progress bar: `[#####-----] 3/10 files, 1.2/4.0 MB, 120 messages`. */

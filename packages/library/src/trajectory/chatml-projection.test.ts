@@ -50,7 +50,7 @@ describe("item and row schemas", () => {
   });
 
   it("lists every item type the schema accepts", () => {
-    expect(TRAJECTORY_ITEM_TYPES).toHaveLength(11);
+    expect(TRAJECTORY_ITEM_TYPES).toHaveLength(12);
   });
 });
 
@@ -96,13 +96,14 @@ describe("ChatML projection", () => {
       { type: "reasoning", summary: ["think"] },
       { type: "plan", steps: [{ step: "a", status: "pending" }] },
       { type: "error", message: "rate limited", retryable: true },
+      { type: "notice", kind: "change_agent_state", text: "Agent state changed to init" },
     ];
     expect(projectItemsToChatML(items)).toEqual([]);
     const rows = items.map((item, index) => row("t", index, item));
     const chatml = projectTrajectoryToChatML(rows);
     expect(chatml.messages).toEqual([]);
     expect(chatml.turns).toEqual([{ turn_id: "t", message_count: 0 }]);
-    expect(rows).toHaveLength(3);
+    expect(rows).toHaveLength(4);
   });
 
   it("B10 tool result messages carry metadata.execution_mechanism", () => {

@@ -23,7 +23,7 @@ import type { ChatMLTrajectory, ChatMLTurnSpan } from "./trajectory.js";
  *   and `metadata.execution_mechanism` (B10);
  * - `command_execution`, `file_change`, `web_search` are a call and its result in one item:
  *   a tool call (`shell`, `apply_patch`, `web_search`) and, once ended, a `tool` message;
- * - `reasoning`, `plan`, `error` project to no message: they stay stored for replay.
+ * - `reasoning`, `plan`, `error`, `notice` project to no message: they stay stored for replay.
  * Messages built from redacted or truncated items say so in their `metadata`.
  */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -126,6 +126,7 @@ export function projectItemsToChatML(items: readonly TrajectoryItem[]): ChatMLMe
       case "reasoning":
       case "plan":
       case "error":
+      case "notice":
         break;
       default:
         return unreachable(item);

@@ -6,6 +6,7 @@ export {
   errorItemSchema,
   executionMechanismSchema,
   fileChangeItemSchema,
+  noticeItemSchema,
   planItemSchema,
   reasoningItemSchema,
   systemMessageItemSchema,
@@ -21,6 +22,7 @@ export type {
   ErrorItem,
   ExecutionMechanism,
   FileChangeItem,
+  NoticeItem,
   PlanItem,
   ReasoningItem,
   SystemMessageItem,
@@ -39,6 +41,8 @@ export {
   storedTurnItemSchema,
 } from "./row.js";
 export type { StoredTurnItem } from "./row.js";
+export { MODEL_USAGE_COUNTS, modelUsageSchema, sumUsage, usageOf } from "./usage.js";
+export type { ModelUsage } from "./usage.js";
 export { createSanitizer, defaultSanitizer, defaultSecretRules } from "./sanitizer.js";
 export type { SanitizeResult, Sanitizer, SanitizerOptions, SecretRule } from "./sanitizer.js";
 export type {

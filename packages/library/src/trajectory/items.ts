@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { modelUsageSchema } from "./usage.js";
 
 /**
  * The semantic items of a background agent job's trajectory (SPEC B7): one typed, sanitized
@@ -10,7 +11,9 @@ import { z } from "zod";
  * - `provider_item_id`: the agent runtime's or provider's own id for the item (wire identity:
  *   kept for replay and audit, never shown to the model, B12);
  * - `redacted`: true when the sanitizer replaced a secret somewhere in the item;
- * - `content_truncated`: true when the runtime cut the item's content before storing it.
+ * - `content_truncated`: true when the runtime cut the item's content before storing it;
+ * - `usage`: tokens and cost of the model call that produced the item (on the first item of
+ *   that call only, so that summing items sums calls).
  */
 
 /** Who ran a tool (B10): the model provider, or the service's own dynamic tools. */
@@ -23,6 +26,7 @@ const common = {
   provider_item_id: z.string().optional(),
   redacted: z.boolean().optional(),
   content_truncated: z.boolean().optional(),
+  usage: modelUsageSchema.optional(),
 };
 
 /** A system instruction given to the agent (projects to a `system` message). */
@@ -150,6 +154,21 @@ export const errorItemSchema = z.strictObject({
   ...common,
 });
 
+/**
+ * Something the agent runtime or its environment recorded during the turn that is neither a
+ * message nor a call the model made (an OpenHands environment action such as
+ * `change_agent_state`): kept for replay and display, projects to no message.
+ */
+export const noticeItemSchema = z.strictObject({
+  type: z.literal("notice"),
+  /** What kind of event it was, in the source's words (`change_agent_state`). */
+  kind: nonEmpty,
+  text: z.string(),
+  /** The event's own arguments, as compact JSON text. */
+  details: z.string().optional(),
+  ...common,
+});
+
 export const trajectoryItemSchema = z.discriminatedUnion("type", [
   systemMessageItemSchema,
   userMessageItemSchema,
@@ -162,6 +181,7 @@ export const trajectoryItemSchema = z.discriminatedUnion("type", [
   webSearchItemSchema,
   planItemSchema,
   errorItemSchema,
+  noticeItemSchema,
 ]);
 
 export type SystemMessageItem = z.output<typeof systemMessageItemSchema>;
@@ -175,6 +195,7 @@ export type FileChangeItem = z.output<typeof fileChangeItemSchema>;
 export type WebSearchItem = z.output<typeof webSearchItemSchema>;
 export type PlanItem = z.output<typeof planItemSchema>;
 export type ErrorItem = z.output<typeof errorItemSchema>;
+export type NoticeItem = z.output<typeof noticeItemSchema>;
 export type TrajectoryItem = z.output<typeof trajectoryItemSchema>;
 export type TrajectoryItemType = TrajectoryItem["type"];
 
@@ -190,6 +211,7 @@ export const TRAJECTORY_ITEM_TYPES: readonly TrajectoryItemType[] = [
   "web_search",
   "plan",
   "error",
+  "notice",
 ];
 
 /** The projected tool names of the items that are a call and its result in one. */

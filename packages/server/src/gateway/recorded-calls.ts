@@ -5,18 +5,16 @@ import {
   insertRecordedCall,
   listSubjectsWithUnplacedCalls,
   listUnplacedCallIds,
-  lockSubjectForRecording,
 } from "../store/repositories/recorded-calls.js";
-import { inTransaction } from "../store/transaction.js";
 import { newId } from "./ids.js";
 import {
   callOfRow,
   messagesOfBody,
-  placeCall,
   type CallToPlace,
   type PlacementOptions,
   type RecordedCallResult,
 } from "./recorded-placement.js";
+import { placeInSlices } from "./recorded-placing.js";
 import { PrefixHashCache } from "./recorded-prefix-cache.js";
 import { SubjectQueues } from "./recorded-queue.js";
 import { QuietGate } from "./recorded-quiet.js";
@@ -31,8 +29,8 @@ export type { RecordedCallResult } from "./recorded-placement.js";
  *    committed in one statement. The route ends the client's response after this commit: that
  *    is what is durable when the client has its answer.
  * 2. Its placing in a chain (recorded-placement.ts: matching, the conversation, chain nodes,
- *    gateway messages, previous call, usage) runs right after, one transaction per call under
- *    the subject's lock, queued per subject in this process (recorded-queue.ts) in the order the
+ *    gateway messages, previous call, usage) runs right after, in transactions under the
+ *    subject's lock (a slice of a long call's messages each, recorded-placing.ts), queued per subject in this process (recorded-queue.ts) in the order the
  *    calls were kept, once no call is being read or answered for a moment (recorded-quiet.ts;
  *    the routes mark it with `busy`) or at most `placeWithinMs` after the keep. A session's next
  *    call is placed after its previous one, so its matching sees every earlier call, whatever
@@ -90,6 +88,8 @@ export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
   "set-cookie",
   "api-key",
   "x-goog-api-key",
+  // An AWS session token (Bedrock and other AWS-signed endpoints) is a credential too.
+  "x-amz-security-token",
 ]);
 
 export function withoutCredentials(
@@ -254,31 +254,25 @@ export class RecordedCalls {
   ): Promise<RecordedCallResult | undefined> {
     try {
       for (;;) {
-        let next: string | undefined;
+        // Chosen outside a transaction: each transaction of the placing checks, under the
+        // subject's lock, that the call is still unplaced.
+        const ids = await listUnplacedCallIds(this.database.db, subjectUid);
+        const next = ids.find(
+          (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
+        );
+        if (next === undefined) return await this.#placedElsewhere(own);
         try {
-          const result = await inTransaction(
-            this.database,
-            async (db) => {
-              if (this.database.capabilities.advisoryLocks) {
-                await lockSubjectForRecording(db, subjectUid);
-              }
-              const ids = await listUnplacedCallIds(db, subjectUid);
-              next = ids.find(
-                (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
-              );
-              if (next === undefined) return undefined;
-              const local = next === own ? this.#pending.get(next) : undefined;
-              const row = local === undefined ? await findRecordedCall(db, next) : undefined;
-              const call = local ?? (row === undefined ? undefined : callOfRow(row));
-              return call === undefined ? undefined : placeCall(db, this.#placement, call);
-            },
-            // A placing lost with the power is made again from the call's durable row.
-            { waitForDisk: false },
-          );
-          if (next === undefined || next === own)
-            return result ?? (await this.#placedElsewhere(own));
+          const local = next === own ? this.#pending.get(next) : undefined;
+          const row =
+            local === undefined ? await findRecordedCall(this.database.db, next) : undefined;
+          const call = local ?? (row === undefined ? undefined : callOfRow(row));
+          const result =
+            call === undefined
+              ? undefined
+              : await placeInSlices(this.database, this.#placement, call);
+          if (next === own) return result ?? (await this.#placedElsewhere(own));
         } catch (error) {
-          if (next === undefined || next === own) throw error;
+          if (next === own) throw error;
           this.#failed.add(next);
           this.#onLeftoverError(error, next);
         }

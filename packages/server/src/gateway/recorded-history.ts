@@ -10,6 +10,7 @@ import { responseUnits, type MatchableMessage } from "./chain-matching.js";
 import { matchable } from "./message-chains.js";
 import { prepareAppend, type AppendMessageInput } from "./prepare-append.js";
 import { recordedMessagesOf, providerOfFormat } from "./recorded-messages.js";
+import { ToolCallNames } from "./recorded-tool-names.js";
 import type { WireFormat } from "./recorded-usage.js";
 import { messageFromRow } from "./rows.js";
 import { DEFAULT_GATEWAY_LIMITS } from "./validation.js";
@@ -30,6 +31,13 @@ export interface RecordedHistoryInput {
   readonly messages: readonly unknown[];
   /** The first wire message that is not stored yet. */
   readonly from: number;
+  /**
+   * The wire message to stop before (default: all of them). The answer is written only after
+   * the request's last message: a long request is written in slices (recorded-placing.ts).
+   */
+  readonly until?: number;
+  /** The request's tool call names, kept from one slice to the next. */
+  readonly names?: ToolCallNames;
   readonly answer: RoundResult | undefined;
   readonly now: string;
   /** The database writes a chain in one statement (PostgreSQL). */
@@ -41,6 +49,8 @@ export interface RecordedHistory {
   readonly messageIds: readonly (string | null)[];
   /** The answer's gateway message, when one was written. */
   readonly answerId: string | null;
+  /** The store could not hold these messages as history (they are left out). */
+  readonly refused?: true;
 }
 
 /** Messages per append: the store's limit of one write. */
@@ -56,9 +66,10 @@ const sameUnits = (a: MatchableMessage, b: MatchableMessage): boolean =>
 async function storedAnswer(
   db: Kysely<StoreSchema>,
   input: RecordedHistoryInput,
+  names: ToolCallNames,
   anchor: string,
 ): Promise<string | undefined> {
-  const [message] = recordedMessagesOf(input.format, input.messages, input.from);
+  const [message] = recordedMessagesOf(input.format, input.messages, input.from, names);
   if (message === undefined || message.role !== "assistant") return undefined;
   for (const row of await findContinuationRows(db, input.subjectUid, anchor)) {
     const stored = messageFromRow(row);
@@ -77,8 +88,10 @@ export async function writeRecordedHistory(
   const messageIds: (string | null)[] = [];
   let anchor = input.anchorMessageId;
   let from = input.from;
-  if (anchor !== null && from < input.messages.length) {
-    const answer = await storedAnswer(db, input, anchor);
+  const until = Math.min(input.until ?? input.messages.length, input.messages.length);
+  const names = input.names ?? new ToolCallNames(input.format, input.messages);
+  if (anchor !== null && from < until) {
+    const answer = await storedAnswer(db, input, names, anchor);
     if (answer !== undefined) {
       messageIds.push(answer);
       anchor = answer;
@@ -88,8 +101,8 @@ export async function writeRecordedHistory(
   const owners: number[] = [];
   const messages: AppendMessageInput[] = [];
   const images: HeldImage[] = [];
-  for (let index = from; index < input.messages.length; index++) {
-    for (const message of recordedMessagesOf(input.format, input.messages, index)) {
+  for (let index = from; index < until; index++) {
+    for (const message of recordedMessagesOf(input.format, input.messages, index, names)) {
       owners.push(index);
       images.push(...(message.images ?? []));
       const gateway = {
@@ -103,7 +116,7 @@ export async function writeRecordedHistory(
       });
     }
   }
-  const { answer } = input;
+  const answer = until === input.messages.length ? input.answer : undefined;
   if (answer !== undefined) {
     owners.push(-1);
     messages.push({
@@ -120,10 +133,7 @@ export async function writeRecordedHistory(
     });
   }
   const none: RecordedHistory = {
-    messageIds: [
-      ...messageIds,
-      ...Array.from({ length: input.messages.length - from }, () => null),
-    ],
+    messageIds: [...messageIds, ...Array.from({ length: until - from }, () => null)],
     answerId: null,
   };
   if (messages.length === 0) return none;
@@ -137,7 +147,7 @@ export async function writeRecordedHistory(
   } catch (error) {
     // What the store cannot hold as history (a lone surrogate, an oversized text) is still
     // recorded byte for byte in the call's row; only its gateway messages are left out.
-    if (isVerbatimError(error)) return none;
+    if (isVerbatimError(error)) return { ...none, refused: true };
     throw error;
   }
   // The images' bytes, once per subject and SHA-256, as /v1/responses keeps them.
@@ -161,7 +171,7 @@ export async function writeRecordedHistory(
   }
   const lastOf = new Map<number, string>();
   owners.forEach((owner, index) => lastOf.set(owner, ids[index] as string));
-  for (let index = from; index < input.messages.length; index++) {
+  for (let index = from; index < until; index++) {
     messageIds.push(lastOf.get(index) ?? null);
   }
   return { messageIds, answerId: lastOf.get(-1) ?? null };

@@ -14,6 +14,7 @@ import {
   omittedImage,
   type RecordedImage,
 } from "./recorded-images.js";
+import { ToolCallNames } from "./recorded-tool-names.js";
 import type { WireFormat } from "./recorded-usage.js";
 import { NOTED_IMAGE_URL_MAX_LENGTH, NOTED_IMAGE_URLS_MAX } from "./validation.js";
 
@@ -47,31 +48,6 @@ const text = (value: unknown): string => (typeof value === "string" ? value : ""
 /** The provider whose wire format a recorded call speaks (for the response parsers). */
 export function providerOfFormat(format: WireFormat): ProviderId {
   return format === "anthropic-messages" ? "anthropic" : "openai-chat";
-}
-
-/** The name of the tool call `callId` among the request's messages before `before`. */
-function callName(
-  format: WireFormat,
-  messages: readonly unknown[],
-  before: number,
-  callId: string,
-): string {
-  for (let index = before - 1; index >= 0; index--) {
-    const message = record(messages[index]);
-    if (message?.["role"] !== "assistant") continue;
-    if (format === "anthropic-messages") {
-      for (const block of Array.isArray(message["content"]) ? message["content"] : []) {
-        const call = record(block);
-        if (call?.["type"] === "tool_use" && call["id"] === callId) return text(call["name"]);
-      }
-    } else {
-      for (const entry of Array.isArray(message["tool_calls"]) ? message["tool_calls"] : []) {
-        const call = record(entry);
-        if (call?.["id"] === callId) return text(record(call["function"])?.["name"]);
-      }
-    }
-  }
-  return "";
 }
 
 /** The image of an Anthropic `image` or Chat `image_url` part (undefined: not an image). */
@@ -153,11 +129,7 @@ function toolResultParts(content: unknown): {
   return { text: texts.join("\n\n"), images };
 }
 
-function anthropicMessage(
-  messages: readonly unknown[],
-  index: number,
-  message: Json,
-): RecordedMessage[] {
+function anthropicMessage(names: ToolCallNames, index: number, message: Json): RecordedMessage[] {
   const content = message["content"];
   if (message["role"] === "assistant") {
     if (typeof content === "string")
@@ -200,7 +172,7 @@ function anthropicMessage(
       tool.blocks.push({
         type: "toolResult",
         callID,
-        toolName: callName("anthropic-messages", messages, index, callID),
+        toolName: names.nameOf(index, callID),
         isError: block["is_error"] === true,
         content: result.text,
       });
@@ -212,11 +184,7 @@ function anthropicMessage(
   return out;
 }
 
-function chatMessage(
-  messages: readonly unknown[],
-  index: number,
-  message: Json,
-): RecordedMessage[] {
+function chatMessage(names: ToolCallNames, index: number, message: Json): RecordedMessage[] {
   const role = message["role"];
   if (role === "system" || role === "developer") {
     return [new Content().add(message["content"]).message("user", role)];
@@ -228,7 +196,7 @@ function chatMessage(
     tool.blocks.push({
       type: "toolResult",
       callID,
-      toolName: callName("openai-chat", messages, index, callID),
+      toolName: names.nameOf(index, callID),
       isError: false,
       content: result.text,
     });
@@ -252,17 +220,21 @@ function chatMessage(
   return [new Content().add(message["content"]).message("user")];
 }
 
-/** The gateway messages of the request's wire message `index` (none for what is not one). */
+/**
+ * The gateway messages of the request's wire message `index` (none for what is not one).
+ * `names`: the request's tool call names, kept across calls for the same request.
+ */
 export function recordedMessagesOf(
   format: WireFormat,
   messages: readonly unknown[],
   index: number,
+  names: ToolCallNames = new ToolCallNames(format, messages),
 ): RecordedMessage[] {
   const message = record(messages[index]);
   if (message === undefined) return [];
   return format === "anthropic-messages"
-    ? anthropicMessage(messages, index, message)
-    : chatMessage(messages, index, message);
+    ? anthropicMessage(names, index, message)
+    : chatMessage(names, index, message);
 }
 
 /**

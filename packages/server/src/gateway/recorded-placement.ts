@@ -1,6 +1,8 @@
 import type { Kysely } from "kysely";
+import type { RoundResult } from "verbatim-llm/providers";
 import { insertConversation } from "../store/repositories/gateway-conversations.js";
 import {
+  findDeepestNode,
   findPreviousCall,
   insertChainNodes,
   placeRecordedCall,
@@ -8,22 +10,32 @@ import {
   type ChainNodeRow,
   type RecordedCallRow,
 } from "../store/repositories/recorded-calls.js";
+import {
+  findPlacingState,
+  keepMatchedCount,
+  type PlacingState,
+} from "../store/repositories/recorded-placing.js";
 import type { StoreSchema } from "../store/schema.js";
+import { nodeDeletion } from "./chain-deletions.js";
 import { messageHash } from "./chain-matching.js";
 import { newId } from "./ids.js";
 import { writeRecordedHistory, type RecordedHistory } from "./recorded-history.js";
-import { matchRecordedCall } from "./recorded-matching.js";
+import { matchRecordedCall, type RecordedMatch } from "./recorded-matching.js";
 import { recordedAnswer } from "./recorded-messages.js";
 import type { PrefixHashCache } from "./recorded-prefix-cache.js";
-import { decodeBody, usageOf, type WireFormat } from "./recorded-usage.js";
+import { ToolCallNames } from "./recorded-tool-names.js";
+import { decodeBody, usageOf, type RecordedUsage, type WireFormat } from "./recorded-usage.js";
 
 /**
- * Places a stored call in its chain (docs/server.md, "Recorded calls"), inside a transaction
- * that holds the subject's lock: the longest prefix of its messages the subject already has
+ * Places a stored call in its chain (docs/server.md, "Recorded calls"), inside transactions that
+ * hold the subject's lock: the longest prefix of its messages the subject already has
  * (recorded-matching.ts) names its conversation, and the messages past it become chain nodes
  * and gateway messages there, with the upstream's answer; the call's row gets its
  * conversation, previous call and usage, and is marked placed. What is placed is what the row
- * holds: with redaction on, the sanitized bodies.
+ * holds: with redaction on, the sanitized bodies. A call of many new messages is placed a slice
+ * of them per transaction (`placeSlice`, run by recorded-placing.ts), each slice continuing the
+ * one before as a later call continues an earlier one; the last one writes the answer and marks
+ * the row. Until then the row is unplaced, so a placing cut off is resumed from its row.
  */
 export interface CallToPlace {
   readonly id: string;
@@ -58,19 +70,67 @@ export interface PlacementOptions {
   readonly writesInWith: boolean;
 }
 
-export async function placeCall(
-  db: Kysely<StoreSchema>,
-  options: PlacementOptions,
-  call: CallToPlace,
-): Promise<RecordedCallResult> {
-  const hashes = options.prefixes.prefixHashes(call.format, call.messages);
+/** Most wire messages, and most bytes of their JSON text, one transaction places. */
+export interface SliceLimits {
+  readonly messages: number;
+  readonly bytes: number;
+}
+
+/** A call's placing, carried from one of its transactions to the next. */
+export interface Placing {
+  readonly call: CallToPlace;
+  readonly hashes: readonly string[];
+  readonly names: ToolCallNames;
+  readonly answer: RoundResult | undefined;
+  readonly usage: RecordedUsage;
+  /** Set by the first transaction: what the call continues, and the conversation it is in. */
+  start?: {
+    readonly matchedCount: number;
+    readonly takeOver: boolean;
+    conversationId: string;
+  };
+  /** Wire messages placed so far. */
+  placed: number;
+  /** A slice the store could not hold as history: the call's later messages are left out too. */
+  historyRefused: boolean;
+}
+
+/** The answer and usage of a call, read once for all its transactions. */
+export function startPlacing(call: CallToPlace, hashes: readonly string[]): Placing {
   const streamed = (call.responseHeaders["content-type"] ?? "").includes("text/event-stream");
   const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
   const text = decoded === undefined ? "" : decoded.toString("utf8");
-  const usage = usageOf(call.format, text, decoded !== undefined && streamed);
-  const answer = recordedAnswer(call.format, call.model, call.statusCode, text, streamed);
-  const { node: deepest, takeOver } = await matchRecordedCall(db, call.subjectUid, hashes);
-  const matchedCount = deepest === undefined ? 0 : deepest.position + 1;
+  return {
+    call,
+    hashes,
+    names: new ToolCallNames(call.format, call.messages),
+    answer: recordedAnswer(call.format, call.model, call.statusCode, text, streamed),
+    usage: usageOf(call.format, text, decoded !== undefined && streamed),
+    placed: 0,
+    historyRefused: false,
+  };
+}
+
+/** What one transaction of a placing did. */
+export type SliceOutcome =
+  | { readonly placed: RecordedCallResult }
+  /** More messages are left for the next transaction. */
+  | "more"
+  /** The row is placed already (by another process) or gone. */
+  | "elsewhere";
+
+/** Places the next slice of the call's messages (all that are left, within the limits). */
+export async function placeSlice(
+  db: Kysely<StoreSchema>,
+  options: PlacementOptions,
+  placing: Placing,
+  limits: SliceLimits,
+): Promise<SliceOutcome> {
+  const { call, hashes } = placing;
+  const state = await findPlacingState(db, call.id);
+  if (state === undefined || state.conversation_id !== "") return "elsewhere";
+  const { node: deepest, takeOver } = await continuation(db, placing, state);
+  const from = deepest === undefined ? 0 : deepest.position + 1;
   let conversationId = deepest?.conversation_id;
   if (conversationId === undefined) {
     conversationId = newId("conv", Date.parse(call.createdAt));
@@ -81,50 +141,128 @@ export async function placeCall(
       metadata: JSON.stringify({ recorded: call.format }),
     });
   }
+  const start = placing.start as NonNullable<Placing["start"]>;
+  start.conversationId = conversationId;
+  const until = sliceEnd(call.messages, from, limits);
+  const last = until >= hashes.length;
   // The new messages and the answer as gateway messages of the conversation.
-  const history: RecordedHistory = !options.gatewayMessages
-    ? { messageIds: [], answerId: null }
-    : await writeRecordedHistory(db, {
-        subjectUid: call.subjectUid,
-        conversationId,
-        anchorMessageId: deepest?.anchor_message_id ?? null,
-        format: call.format,
-        messages: call.messages,
-        from: matchedCount,
-        answer,
-        now: call.createdAt,
-        writesInWith: options.writesInWith,
-      });
+  const history: RecordedHistory =
+    !options.gatewayMessages || placing.historyRefused
+      ? { messageIds: [], answerId: null }
+      : await writeRecordedHistory(db, {
+          subjectUid: call.subjectUid,
+          conversationId,
+          anchorMessageId: deepest?.anchor_message_id ?? null,
+          format: call.format,
+          messages: call.messages,
+          from,
+          until,
+          names: placing.names,
+          answer: placing.answer,
+          now: call.createdAt,
+          writesInWith: options.writesInWith,
+        });
+  if (history.refused === true) placing.historyRefused = true;
   await (takeOver ? replaceChainNodes : insertChainNodes)(
     db,
-    nodesOf(call, hashes, deepest, conversationId, history),
+    nodesOf(call, hashes, deepest, until, conversationId, history),
   );
+  placing.placed = until;
+  if (!last) {
+    if (from === start.matchedCount) await keepMatchedCount(db, call.id, start.matchedCount);
+    return "more";
+  }
   const previous = await findPreviousCall(db, call.subjectUid, hashes);
   await placeRecordedCall(db, call.id, {
     conversation_id: conversationId,
     tip_prefix_sha256: hashes[hashes.length - 1] ?? "",
     message_count: hashes.length,
-    matched_count: matchedCount,
+    matched_count: start.matchedCount,
     previous_call_id: previous?.id ?? null,
-    input_tokens: usage.inputTokens,
-    output_tokens: usage.outputTokens,
-    cache_read_tokens: usage.cacheReadTokens,
-    cache_write_tokens: usage.cacheWriteTokens,
+    input_tokens: placing.usage.inputTokens,
+    output_tokens: placing.usage.outputTokens,
+    cache_read_tokens: placing.usage.cacheReadTokens,
+    cache_write_tokens: placing.usage.cacheWriteTokens,
   });
   return {
-    callId: call.id,
-    conversationId,
-    matchedCount,
-    previousCallId: previous?.id ?? null,
-    answerMessageId: history.answerId,
+    placed: {
+      callId: call.id,
+      conversationId,
+      matchedCount: start.matchedCount,
+      previousCallId: previous?.id ?? null,
+      answerMessageId: history.answerId,
+    },
   };
 }
 
-/** The chain nodes of the call's messages past the match. */
+/**
+ * Where this transaction continues the call's chain. The first matches the call's messages
+ * (recorded-matching.ts); when the deepest match is a node an earlier, cut-off placing of this
+ * call wrote (its time is the call's), the count stored before the call is the one that placing
+ * kept in the row. A later one continues the node of the last message placed, or a deeper one
+ * of the same conversation (another process went on placing it meanwhile); it matches afresh
+ * when that node is gone from the conversation or names what the subject deleted since.
+ */
+async function continuation(
+  db: Kysely<StoreSchema>,
+  placing: Placing,
+  state: PlacingState,
+): Promise<RecordedMatch> {
+  const { call, hashes, start } = placing;
+  if (start !== undefined && placing.placed > 0) {
+    const ours = (hash: string | undefined) =>
+      hash === undefined ? undefined : findDeepestNode(db, call.subjectUid, [hash]);
+    const further = await ours(hashes[placing.placed]);
+    let node = further === undefined ? await ours(hashes[placing.placed - 1]) : undefined;
+    if (further !== undefined) {
+      const deepest = await findDeepestNode(db, call.subjectUid, hashes);
+      node =
+        deepest?.conversation_id === start.conversationId
+          ? deepest
+          : await ours(hashes[placing.placed - 1]);
+    }
+    if (
+      node !== undefined &&
+      node.conversation_id === start.conversationId &&
+      (await nodeDeletion(db, call.subjectUid, node)) === "none"
+    ) {
+      return { node, takeOver: start.takeOver };
+    }
+  }
+  const match = await matchRecordedCall(db, call.subjectUid, hashes);
+  if (start === undefined) {
+    const resumed = match.node !== undefined && match.node.created_at === call.createdAt;
+    placing.start = {
+      matchedCount: resumed
+        ? state.matched_count
+        : match.node === undefined
+          ? 0
+          : match.node.position + 1,
+      takeOver: match.takeOver,
+      conversationId: "",
+    };
+  }
+  return match;
+}
+
+/** The end of the slice that starts at `from`: at least one message, within the limits. */
+function sliceEnd(messages: readonly unknown[], from: number, limits: SliceLimits): number {
+  let end = from;
+  let bytes = 0;
+  while (end < messages.length && end - from < limits.messages) {
+    bytes += (JSON.stringify(messages[end]) ?? "").length;
+    if (bytes > limits.bytes && end > from) break;
+    end++;
+  }
+  return end;
+}
+
+/** The chain nodes of the call's messages past the match, up to `until`. */
 function nodesOf(
   call: CallToPlace,
   hashes: readonly string[],
   deepest: ChainNodeRow | undefined,
+  until: number,
   conversationId: string,
   history: RecordedHistory,
 ): ChainNodeRow[] {
@@ -132,7 +270,7 @@ function nodesOf(
   const nodes: ChainNodeRow[] = [];
   let anchor = deepest?.anchor_message_id ?? null;
   let anchorCount = deepest?.anchor_count ?? null;
-  for (let position = matchedCount; position < hashes.length; position++) {
+  for (let position = matchedCount; position < until; position++) {
     const messageId = history.messageIds[position - matchedCount] ?? null;
     if (messageId !== null) {
       anchor = messageId;

@@ -1,4 +1,8 @@
-import { canonicalJson, normaliseMessage, prefixHashes, sha256 } from "./chain-matching.js";
+import { canonicalJson, normaliseMessage, sha256 } from "./chain-matching.js";
+import type { Pace } from "./recorded-pace.js";
+
+/** Messages hashed between two looks at the clock (prefixHashesPaced). */
+const PIECE = 16;
 
 /**
  * The prefix hashes of a recorded call's messages, reusing those of the session's previous
@@ -25,23 +29,47 @@ export class PrefixHashCache {
   }
 
   prefixHashes(seed: string, messages: readonly unknown[]): string[] {
-    if (messages.length === 0 || this.maxBytes === 0) return prefixHashes(seed, messages);
-    const raw = messages.map((message) => JSON.stringify(message) ?? "null");
+    const work = this.#hashes(seed, messages);
+    for (let step = work.next(); ; step = work.next()) if (step.done === true) return step.value;
+  }
+
+  /** The same hashes, letting the event loop run between pieces of a long request (`pace`). */
+  async prefixHashesPaced(
+    seed: string,
+    messages: readonly unknown[],
+    pace: Pace,
+  ): Promise<string[]> {
+    const work = this.#hashes(seed, messages);
+    for (let step = work.next(); ; step = work.next()) {
+      if (step.done === true) return step.value;
+      await pace.step();
+    }
+  }
+
+  /** Hashes the messages, pausing (a `yield`) every few of them. */
+  *#hashes(seed: string, messages: readonly unknown[]): Generator<void, string[]> {
+    const caching = messages.length > 0 && this.maxBytes > 0;
+    const raw: string[] = [];
+    for (let index = 0; caching && index < messages.length; index++) {
+      raw.push(JSON.stringify(messages[index]) ?? "null");
+      if (index % PIECE === PIECE - 1) yield;
+    }
     const key = `${seed}\n${raw[0]}`;
-    const last = this.#sessions.get(key);
+    const last = caching ? this.#sessions.get(key) : undefined;
     const out: string[] = [];
     let previous = sha256(`verbatim-chain:${seed}`);
-    raw.forEach((text, index) => {
+    for (let index = 0; index < messages.length; index++) {
       const same =
         last !== undefined &&
-        last.raw[index] === text &&
+        last.raw[index] === raw[index] &&
         (index === 0 || last.prefix[index - 1] === previous);
       previous = same
         ? (last.prefix[index] as string)
         : sha256(`${previous}\n${canonicalJson(normaliseMessage(messages[index]))}`);
       out.push(previous);
-    });
-    this.#keep(key, raw, out);
+      if (index % PIECE === PIECE - 1) yield;
+    }
+    if (caching) this.#keep(key, raw, out);
     return out;
   }
 

@@ -6,6 +6,7 @@ import {
   insertApiKey,
   markApiKeyRevoked,
 } from "../store/repositories/api-keys.js";
+import { checkSubjectUid } from "./subject-uid.js";
 
 /**
  * Per-subject API keys. A key is `vbk_` and 43 base64url characters (256 random bits); only its
@@ -21,18 +22,6 @@ export interface CreatedApiKey {
   readonly key: string;
   readonly subjectUid: string;
   readonly createdAt: string;
-}
-
-const SUBJECT_PATTERN = /^[\x21-\x7e]{1,200}$/;
-
-export function checkSubjectUid(subjectUid: string): string {
-  if (!SUBJECT_PATTERN.test(subjectUid)) {
-    throw new VerbatimError("invalid_argument", "the subject uid is not valid", {
-      where: "--subject",
-      hint: "Use 1 to 200 printable ASCII characters without spaces",
-    });
-  }
-  return subjectUid;
 }
 
 export function looksLikeApiKey(text: string): boolean {

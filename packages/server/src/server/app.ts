@@ -20,7 +20,9 @@ import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js"
 import { PassThroughFront } from "./pass-through-front.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { RouteTable } from "./route-table.js";
+import { refuseOtherRequestTargets } from "./request-target.js";
 import { registerCallerRoutes } from "./routes/caller.js";
+import { consoleRouteHeaders } from "./console/reply-headers.js";
 import { registerConsoleRoutes } from "./routes/console.js";
 import { openConsolePages, type ConsolePages } from "./console/worker/pages.js";
 import { registerHealthRoutes } from "./routes/health.js";
@@ -223,6 +225,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       );
     }
   });
+  app.addHook("onRequest", refuseOtherRequestTargets);
   // The body's declared encoding is checked before a byte of it is read (after authentication).
   app.addHook("preParsing", async (request, reply) => {
     const problem = declaredEncodingProblem(request);
@@ -284,6 +287,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   app.addHook("onListen", async () => pages.warm());
   registerHealthRoutes(app, options.database);
   await app.register(async (scope) => {
+    scope.addHook("onRequest", consoleRouteHeaders);
     scope.addHook("onRequest", operatorAuth(options.operatorToken, failures));
     registerConsoleRoutes(scope, options.database, store, pages);
   });

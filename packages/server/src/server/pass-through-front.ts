@@ -23,8 +23,9 @@ import { passThroughCall, type PassThroughRouteServing } from "./routes/pass-thr
  * JSON in UTF-8 or is larger than the limit, no body, a missing, unknown or revoked key, an
  * address over the failed-authentication limit, a key over its rate limit) is handed to it
  * before a byte of its body is read. What is refused once the body is read (not UTF-8, not JSON,
- * no model, no upstream for it, the upstream unreachable) is answered here in the one error
- * shape, as the router answers it. Injected requests (tests) always take the router.
+ * no model or one the store cannot hold, no upstream for it, the upstream unreachable) is
+ * answered here in the one error shape, as the router answers it. Injected requests (tests)
+ * always take the router.
  */
 export interface PassThroughFrontOptions {
   readonly keys: ApiKeyLookup;

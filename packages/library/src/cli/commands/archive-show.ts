@@ -1,6 +1,7 @@
 import { summarizePackage, type PackageSummary } from "../../archive/summary.js";
 import { EXIT_OK, parseCommandArgs, type Command } from "../command.js";
 import { requireFolder } from "../paths.js";
+import { terminalLines } from "../terminal-text.js";
 
 function counts(byType: Record<string, number>): string {
   const parts = Object.entries(byType).map(([type, count]) => `${type} ${count}`);
@@ -10,11 +11,11 @@ function counts(byType: Record<string, number>): string {
 function describe(summary: PackageSummary): string {
   const lines = [`package: ${summary.package}`];
   if (!summary.agentFolder)
-    return lines.concat("agent/: absent (no saved conversation)").join("\n") + "\n";
+    return terminalLines(lines.concat("agent/: absent (no saved conversation)"));
   if (!summary.readable) {
     lines.push(`readable: no (${summary.reason ?? "unknown reason"})`);
     if (summary.formatVersion !== null) lines.push(`format version: ${summary.formatVersion}`);
-    return lines.join("\n") + "\n";
+    return terminalLines(lines);
   }
   const cost = summary.estimatedCost;
   lines.push(
@@ -37,7 +38,7 @@ function describe(summary: PackageSummary): string {
   if (cost !== null) {
     lines.push(`cost: ${cost.kind}${"dollars" in cost ? ` $${cost.dollars}` : ""}`);
   }
-  return lines.join("\n") + "\n";
+  return terminalLines(lines);
 }
 
 export const archiveShow: Command = {

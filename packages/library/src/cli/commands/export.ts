@@ -12,6 +12,7 @@ import {
   type Command,
 } from "../command.js";
 import { readInputFile } from "../paths.js";
+import { terminalLine } from "../terminal-text.js";
 import { loadServerCommand } from "../server-commands.js";
 
 export const exportCommand: Command = {
@@ -66,7 +67,9 @@ export const exportCommand: Command = {
       if (entry.line !== undefined) io.stdout(entry.line);
       else {
         skipped++;
-        io.stderr(`verbatim export: skipped ${entry.path}: ${entry.reason ?? ""}\n`);
+        io.stderr(
+          `${terminalLine(`verbatim export: skipped ${entry.path}: ${entry.reason ?? ""}`)}\n`,
+        );
       }
     }
     io.stderr(

@@ -6,6 +6,7 @@ import {
   acceptsTrajectoryFile,
   importIntoRowsFile,
   importIntoPackages,
+  leftOutHeading,
   leftOutTotals,
   listSourceFiles,
   type ConversationSource,
@@ -21,6 +22,7 @@ import {
   type Command,
 } from "../command.js";
 import type { CliIO } from "../io.js";
+import { terminalLines } from "../terminal-text.js";
 import { importProgressBar } from "../progress-bar.js";
 import { JOBS_TARGET, parseJobs } from "../jobs-option.js";
 import { loadServerCommand } from "../server-commands.js";
@@ -127,7 +129,7 @@ function writeLeftOut(
 ): void {
   const totals = leftOutTotals(entries);
   if (totals.length === 0) return;
-  lines.push("left out (each reported; --json lists every file and line):");
+  lines.push(leftOutHeading(unit));
   for (const entry of totals) {
     lines.push(
       `  ${entry.what}: ${entry.lines} ${unit}(s) in ${entry.files} file(s): ${entry.reason}`,
@@ -146,7 +148,7 @@ function writeRowsSummary(report: RowsImportReport, io: CliIO): void {
   for (const file of report.unreadableFiles)
     lines.push(`  unreadable ${file.file}: ${file.reason}`);
   writeLeftOut(report.leftOut, lines, "record");
-  io.stdout(`${lines.join("\n")}\n`);
+  io.stdout(terminalLines(lines));
 }
 
 function writeSummary(report: PackageImportReport, io: CliIO): void {
@@ -167,5 +169,5 @@ function writeSummary(report: PackageImportReport, io: CliIO): void {
   for (const file of report.unreadableFiles)
     lines.push(`  unreadable ${file.file}: ${file.reason}`);
   writeLeftOut(report.leftOut, lines, "line");
-  io.stdout(`${lines.join("\n")}\n`);
+  io.stdout(terminalLines(lines));
 }

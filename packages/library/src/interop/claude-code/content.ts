@@ -239,15 +239,20 @@ export function addAssistantContent(
   if (usage !== undefined) {
     const cacheCreation = recordOf(field(usage, "cache_creation"));
     const oneHour = numberOf(field(cacheCreation, "ephemeral_1h_input_tokens"));
-    builder.usage(key, {
-      input: countOf(field(usage, "input_tokens")),
-      output: countOf(field(usage, "output_tokens")),
-      cacheRead: countOf(field(usage, "cache_read_input_tokens")),
-      cacheWrite: countOf(field(usage, "cache_creation_input_tokens")),
-      webSearchRequests: countOf(
-        field(recordOf(field(usage, "server_tool_use")), "web_search_requests"),
-      ),
-      ...(oneHour === undefined || oneHour === 0 ? {} : { cacheWrite1h: countOf(oneHour) }),
-    });
+    builder.usage(
+      key,
+      {
+        input: countOf(field(usage, "input_tokens")),
+        output: countOf(field(usage, "output_tokens")),
+        cacheRead: countOf(field(usage, "cache_read_input_tokens")),
+        cacheWrite: countOf(field(usage, "cache_creation_input_tokens")),
+        webSearchRequests: countOf(
+          field(recordOf(field(usage, "server_tool_use")), "web_search_requests"),
+        ),
+        ...(oneHour === undefined || oneHour === 0 ? {} : { cacheWrite1h: countOf(oneHour) }),
+      },
+      // Claude Code's own messages (model <synthetic>) were no model call.
+      model === "<synthetic>" ? undefined : { ...(model === undefined ? {} : { model }) },
+    );
   }
 }

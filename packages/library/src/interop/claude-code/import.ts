@@ -65,8 +65,7 @@ export function importClaudeCodeFile(
   const read = readJsonLines(utf8DecodeLenient(bytes));
   const ledger = new LineLedger(new LeftOutLedger());
   ledger.file(file, read.total);
-  for (const bad of read.unreadable)
-    ledger.leftOutLine(file, bad.line, "unreadable line", bad.reason);
+  ledger.unreadableLines(file, read.unreadable);
   const agentId = agentFileId(file);
   const sessionId = sessionIdFor(file, read.lines, agentId);
   const conversations: ImportedConversation[] = [];
@@ -115,10 +114,18 @@ function importThread(
   const built = buildFromPath(file, thread, path, builder, ledger);
   // Each other branch's history, for targets that keep forks (the gateway store); the archive
   // keeps one history and the ledger above reports their lines.
+  const calls = new Map(built.calls);
   const branches = otherLeaves(thread, path).map((leaf) => {
     const scratch = new LineLedger(new LeftOutLedger());
-    return buildFromPath(file, thread, pathTo(thread, leaf), new ConversationBuilder(), scratch)
-      .conversation.history;
+    const branch = buildFromPath(
+      file,
+      thread,
+      pathTo(thread, leaf),
+      new ConversationBuilder(),
+      scratch,
+    );
+    for (const [message, call] of branch.calls) calls.set(message, call);
+    return branch.conversation.history;
   });
   return {
     name: packageName(
@@ -133,6 +140,7 @@ function importThread(
     conversation: built.conversation,
     images: built.images,
     ...(branches.length === 0 ? {} : { branches }),
+    ...(calls.size === 0 ? {} : { calls }),
     ...(thread.agentId === undefined
       ? subagentCallsOf(thread)
       : { parent: { sourceId: sessionId, agentId: thread.agentId } }),

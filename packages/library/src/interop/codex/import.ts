@@ -78,8 +78,7 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
   const read = readJsonLines(utf8DecodeLenient(bytes));
   const ledger = new LineLedger(new LeftOutLedger());
   ledger.file(file, read.total);
-  for (const bad of read.unreadable)
-    ledger.leftOutLine(file, bad.line, "unreadable line", bad.reason);
+  ledger.unreadableLines(file, read.unreadable);
   let sessionId: string | undefined;
   for (const line of read.lines) {
     const meta = recordOf(field(line.value, "payload"));
@@ -108,6 +107,13 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
   );
   let responseKey = "start";
   let summedUsage: Usage | undefined;
+  /**
+   * Each model call's report is placed on the newest assistant message. Codex repeats a call's
+   * report unchanged; 0.4x writes it before the call's items and repeats it after them (the
+   * repeat moves it), and its last call may have no repeat (placed again at the end).
+   */
+  let lastReport: { id: string; usage: Usage; repeated: boolean } | undefined;
+  let reportsLead = false;
   for (const line of read.lines) {
     const leaveOut = (what: string, reason: string): void =>
       ledger.leftOut.add(file, what, reason, line.line);
@@ -221,10 +227,18 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
           });
         } else if (eventType === "token_count") {
           const info = recordOf(field(payload, "info"));
-          const total = usageOf(recordOf(field(info, "total_token_usage")));
-          if (total !== undefined)
-            builder.usageTotals(total, usageOf(recordOf(field(info, "last_token_usage"))));
-          else if (info !== undefined) summedUsage = add(summedUsage, usageOf(info));
+          const totals = recordOf(field(info, "total_token_usage"));
+          const total = usageOf(totals);
+          const last = usageOf(recordOf(field(info, "last_token_usage")));
+          if (total !== undefined) {
+            builder.usageTotals(total, last);
+            if (last !== undefined) {
+              const id = JSON.stringify(totals);
+              const repeated = id === lastReport?.id;
+              if (builder.placeCall(id, last, builder.model) && repeated) reportsLead = true;
+              lastReport = { id, usage: last, repeated };
+            }
+          } else if (info !== undefined) summedUsage = add(summedUsage, usageOf(info));
           else dropLine("token_count event without counts", "it holds no numbers");
           if (info === undefined) continue;
         } else if (eventType === "turn.completed") {
@@ -263,6 +277,8 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
     ledger.importedLine(file, line.line);
   }
   if (summedUsage !== undefined) builder.usageTotals(summedUsage, undefined);
+  if (reportsLead && lastReport !== undefined && !lastReport.repeated)
+    builder.placeCall(lastReport.id, lastReport.usage, builder.model);
   const built = builder.finish((call) => ({
     type: "toolResult",
     callID: call.id,
@@ -291,6 +307,7 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
             sourceSha256,
             conversation: built.conversation,
             images: built.images,
+            ...(built.calls.size === 0 ? {} : { calls: built.calls }),
           },
         ]
       : [],

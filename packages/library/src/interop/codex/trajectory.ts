@@ -137,7 +137,7 @@ function itemsOf(
 export function importCodexRolloutAsRows(file: string, bytes: Uint8Array): TrajectoryFileImport {
   const ledger = new RecordLedger(file);
   const read = readJsonLines(utf8DecodeLenient(bytes));
-  for (const bad of read.unreadable) ledger.leftOutRecord(bad.line, "unreadable line", bad.reason);
+  ledger.unreadableRecords(read.unreadable);
   let session = basename(file).replace(/\.jsonl$/, "");
   const rows: StoredTurnItem[] = [];
   const names = new Map<string, string>();

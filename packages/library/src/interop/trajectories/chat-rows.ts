@@ -1,10 +1,13 @@
+import type { ModelUsage } from "../../trajectory/usage.js";
 import { arrayOf, field, recordOf, stringOf } from "../json-access.js";
 import { chatParts, toolCallItem } from "./chat-messages.js";
 import type { RecordLedger, TurnRowsBuilder } from "./rows.js";
 
 /**
  * Chat-shaped messages into the rows of one turn: each message one record of the ledger,
- * imported (as one or more items) or reported. `key` names a message's items by its index.
+ * imported (as one or more items) or reported. `key` names a message's items by its index;
+ * `usage` gives the usage of the model call behind an assistant message, by index, which goes
+ * on the message's first item.
  */
 export function addChatMessages(
   messages: readonly unknown[],
@@ -12,6 +15,7 @@ export function addChatMessages(
   ledger: RecordLedger,
   key: (index: number) => string,
   recordBase = 0,
+  usage: ReadonlyMap<number, ModelUsage> = new Map(),
 ): void {
   const callNames = new Map<string, string>();
   messages.forEach((entry, index) => {
@@ -38,18 +42,28 @@ export function addChatMessages(
         });
         break;
       case "assistant": {
+        let callUsage = usage.get(index);
+        const take = (): ModelUsage | undefined => {
+          const taken = callUsage;
+          callUsage = undefined;
+          return taken;
+        };
         if (parts.reasoning.length > 0)
-          rows.add(`${key(index)}.reasoning`, { type: "reasoning", summary: [...parts.reasoning] });
+          rows.add(
+            `${key(index)}.reasoning`,
+            { type: "reasoning", summary: [...parts.reasoning] },
+            take(),
+          );
         const calls = arrayOf(field(message, "tool_calls")) ?? [];
         if (parts.text !== "" || calls.length === 0)
-          rows.add(key(index), { type: "agent_message", text: parts.text });
+          rows.add(key(index), { type: "agent_message", text: parts.text }, take());
         if (parts.images.length > 0) {
           ledger.leftOutPart(record, "assistant image", "an agent_message item holds text only");
         }
         calls.forEach((call, callIndex) => {
           const item = toolCallItem(recordOf(call) ?? {}, `${key(index)}.call.${callIndex}`);
           if (item.type === "tool_call") callNames.set(item.call_id, item.name);
-          rows.add(`${key(index)}.call.${callIndex}`, item);
+          rows.add(`${key(index)}.call.${callIndex}`, item, take());
         });
         break;
       }

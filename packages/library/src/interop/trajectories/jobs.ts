@@ -1,4 +1,5 @@
 import type { StoredTurnItem } from "../../trajectory/row.js";
+import type { ModelUsage } from "../../trajectory/usage.js";
 import type { TrajectorySource } from "./rows.js";
 
 /** One source turn of an imported job: its id in the source's terms and its rows in order. */
@@ -16,6 +17,8 @@ export interface ImportedJobTurn {
 export interface ImportedJob {
   readonly sourceId: string;
   readonly turns: readonly ImportedJobTurn[];
+  /** The run totals the source recorded (one entry per model), when it recorded any. */
+  readonly usage?: readonly ModelUsage[];
 }
 
 /** A file's rows grouped into turns, in the order the turns first appear. */
@@ -38,15 +41,23 @@ function turnsOf(rows: readonly StoredTurnItem[]): ImportedJobTurn[] {
 /**
  * The jobs of one imported trajectory file: a Codex rollout is one job whose turns are its
  * Codex turns; every other source gives one job per turn (each run, issue or sample is an
- * agent run of its own).
+ * agent run of its own), carrying the run totals `jobUsage` has for its turn.
  */
 export function trajectoryJobs(
   source: TrajectorySource,
   rows: readonly StoredTurnItem[],
+  jobUsage?: ReadonlyMap<string, readonly ModelUsage[]>,
 ): ImportedJob[] {
   const turns = turnsOf(rows);
   if (source !== "codex")
-    return turns.map((turn) => ({ sourceId: turn.sourceTurnId, turns: [turn] }));
+    return turns.map((turn) => {
+      const usage = jobUsage?.get(turn.sourceTurnId);
+      return {
+        sourceId: turn.sourceTurnId,
+        turns: [turn],
+        ...(usage === undefined || usage.length === 0 ? {} : { usage }),
+      };
+    });
   const first = turns[0];
   if (first === undefined) return [];
   // Codex turn ids are `codex:<session>:<turn id>`: the job is the session.

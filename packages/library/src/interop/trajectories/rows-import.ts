@@ -9,6 +9,7 @@ import { importOpenHandsEvents, importOpenHandsResolver } from "./openhands.js";
 import type { TrajectoryFileImport, TrajectorySource } from "./rows.js";
 import { importSweAgentTrajectory } from "./swe-agent.js";
 import { progressCounter, type ImportProgress } from "../progress.js";
+import { readSourceFile } from "../source-files.js";
 
 interface TrajectoryImporter {
   accept(name: string): boolean;
@@ -118,17 +119,13 @@ export async function importIntoRowsFile(options: {
   let added = 0;
   let rowCount = 0;
   for (const file of options.files) {
-    let content: Uint8Array;
-    try {
-      content = await readFile(file);
-    } catch (error) {
-      unreadableFiles.push({
-        file,
-        reason: (error as NodeJS.ErrnoException).code ?? String(error),
-      });
+    const read = readSourceFile(file);
+    if (read.bytes === undefined) {
+      unreadableFiles.push({ file, reason: read.reason });
       fileDone(0, 0);
       continue;
     }
+    const content = read.bytes;
     const result = importer.importFile(file, content);
     accounts.push(result.account);
     leftOut.push(...result.leftOut);

@@ -1,7 +1,9 @@
 import type { TrajectoryItem } from "../../trajectory/items.js";
 import type { StoredTurnItem } from "../../trajectory/row.js";
 import { defaultSanitizer } from "../../trajectory/sanitizer.js";
+import type { ModelUsage } from "../../trajectory/usage.js";
 import { LeftOutLedger } from "../report.js";
+import type { UnreadableLines } from "../jsonl.js";
 import type { FileAccount, LeftOutEntry } from "../report.js";
 
 /** The job-trajectory sources verbatim imports (docs/interop.md). */
@@ -18,6 +20,11 @@ export interface TrajectoryFileImport {
   readonly rows: readonly StoredTurnItem[];
   readonly leftOut: readonly LeftOutEntry[];
   readonly account: FileAccount;
+  /**
+   * The run totals the file records, by turn id (one entry per model): SWE-agent's model stats,
+   * OpenHands' metrics, Inspect's sample `model_usage`. They go on the job, not on any turn item.
+   */
+  readonly jobUsage?: ReadonlyMap<string, readonly ModelUsage[]>;
 }
 
 /**
@@ -30,8 +37,11 @@ export class TurnRowsBuilder {
 
   constructor(readonly turnId: string) {}
 
-  add(itemKey: string, item: TrajectoryItem): void {
-    const sanitized = defaultSanitizer.sanitizeItem(item).value;
+  /** Appends an item; `usage` is that of the model call the item is the first product of. */
+  add(itemKey: string, item: TrajectoryItem, usage?: ModelUsage): void {
+    const sanitized = defaultSanitizer.sanitizeItem(
+      usage === undefined ? item : { ...item, usage },
+    ).value;
     this.list.push({
       turn_id: this.turnId,
       position: this.list.length,
@@ -66,14 +76,27 @@ export class RecordLedger {
     this.leftOut.add(this.file, what, reason, record);
   }
 
+  /** Lines that are not JSON objects (readJsonLines's groups), counted. */
+  unreadableRecords(groups: readonly UnreadableLines[]): void {
+    for (const group of groups) {
+      this.total += group.count;
+      this.dropped += group.count;
+      this.leftOut.addAll(this.file, "unreadable line", group.reason, group.count, group.lines);
+    }
+  }
+
   /** A part of an imported record that was left out (the record still counts as imported). */
   leftOutPart(record: number | undefined, what: string, reason: string): void {
     this.leftOut.add(this.file, what, reason, record);
   }
 
-  result(rows: readonly StoredTurnItem[]): TrajectoryFileImport {
+  result(
+    rows: readonly StoredTurnItem[],
+    jobUsage?: ReadonlyMap<string, readonly ModelUsage[]>,
+  ): TrajectoryFileImport {
     return {
       rows,
+      ...(jobUsage === undefined || jobUsage.size === 0 ? {} : { jobUsage }),
       leftOut: this.leftOut.list(),
       account: {
         file: this.file,

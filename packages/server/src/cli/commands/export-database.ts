@@ -22,6 +22,7 @@ import type { GatewayMessage } from "../../gateway/message-types.js";
 import { GatewayMessageStore } from "../../gateway/message-store.js";
 import { openDatabase } from "../../store/database.js";
 import { parseDatabaseLocation } from "../../store/location.js";
+import { checkSubjectUid } from "../../server/subject-uid.js";
 
 /** One exported line, or why a named conversation, chain or job gave none. */
 interface ExportedEntry {
@@ -80,9 +81,8 @@ export const exportDatabase: Command = {
         `--to must be ${EXPORT_FORMATS.join(" or ")}, got ${JSON.stringify(to ?? "")}`,
       );
     }
-    const subject = values.subject;
-    if (subject === undefined || subject === "")
-      throw usageError(this, "--subject is required with --from");
+    if (values.subject === undefined) throw usageError(this, "--subject is required with --from");
+    const subject = checkSubjectUid(values.subject);
     const conversations = values.conversation ?? [];
     const messages = values.message ?? [];
     const jobs = values.job ?? [];

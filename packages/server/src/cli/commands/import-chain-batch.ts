@@ -69,6 +69,8 @@ export const PLANNED_MESSAGE_COLUMNS = [
   "depth",
   "context_start_depth",
   "created_at",
+  // Null for the shared MESSAGE_METADATA; the text for a message that ends a model call.
+  "metadata",
 ] as const;
 
 /** The stored `metadata` of an imported message: no caller metadata, no gateway facts. */
@@ -134,6 +136,7 @@ function messageValues(
       }
       const role = planned[at + 3] as keyof typeof TYPE_OF_ROLE;
       const createdAt = planned[at + 7];
+      const metadata = planned[at + 8] ?? MESSAGE_METADATA;
       values.push(
         planned[at], // id
         subject,
@@ -143,7 +146,7 @@ function messageValues(
         role,
         "completed",
         content,
-        MESSAGE_METADATA,
+        metadata,
         branchIds[batch.messageBranches[row] ?? -1],
         planned[at + 5], // depth
         planned[at + 6], // context_start_depth

@@ -22,6 +22,7 @@ import { CONVERSATION_COLUMNS, KEY_COLUMNS } from "../../store/repositories/impo
 import { packContents, type BatchBranch, type ChainBatch } from "./import-chain-batch.js";
 import { inThreadWriter, threadWriter, type ChainBatchWriter } from "./import-chain-writer.js";
 import { splitTurns, writeTurns } from "./import-chain-writes.js";
+import { importedCallFacts, importedMetadataText } from "./import-call-facts.js";
 import {
   longestStoredRun,
   prefixKeys,
@@ -392,6 +393,8 @@ export class ImportedChainRows {
             depth,
             start.contextStart,
             now,
+            // The usage of the model call it ends (null: none, the shared metadata).
+            importedMetadataText(importedCallFacts(imported, entry.message)),
           );
           plan.messageBranches.push(start.branch);
           plan.bytes += content.length;

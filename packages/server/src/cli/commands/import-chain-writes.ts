@@ -4,6 +4,7 @@ import type { ImportedConversation } from "verbatim-llm/interop";
 import type { GatewayMessageStore } from "../../gateway/message-store.js";
 import { DEFAULT_GATEWAY_LIMITS } from "../../gateway/validation.js";
 import { insertIdempotencyKeysIfAbsent } from "../../store/repositories/gateway-idempotency.js";
+import { importedCallFacts } from "./import-call-facts.js";
 import {
   longestStoredRun,
   prefixKeys,
@@ -168,7 +169,14 @@ export async function appendMessagesFrom(
         previousMessageId: anchor,
         ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
         messages: group.flatMap((turn) =>
-          turn.messages.map((message) => ({ role: message.role, content: message.content })),
+          turn.messages.map((message) => {
+            const gateway = importedCallFacts(imported, message);
+            return {
+              role: message.role,
+              content: message.content,
+              ...(gateway === undefined ? {} : { gateway }),
+            };
+          }),
         ),
         idempotencyKey: writeKey(imported, label, anchor, group),
         ...(starts ? { conversationMetadata: { ...metadata } } : {}),

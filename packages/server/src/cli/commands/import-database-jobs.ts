@@ -1,14 +1,21 @@
-import { readFile } from "node:fs/promises";
 import {
   importTrajectoryFile,
+  leftOutHeading,
   leftOutTotals,
   progressCounter,
+  readSourceFile,
   trajectoryJobs,
   type FileAccount,
   type LeftOutEntry,
   type TrajectorySource,
 } from "verbatim-llm/interop";
-import { EXIT_CHECK_FAILED, EXIT_OK, type CliIO, type ImportProgressBar } from "verbatim-llm/cli";
+import {
+  EXIT_CHECK_FAILED,
+  EXIT_OK,
+  terminalLines,
+  type CliIO,
+  type ImportProgressBar,
+} from "verbatim-llm/cli";
 import type { StoreDatabase } from "../../store/database.js";
 import { JobImporter, type JobImport, type JobOutcome } from "./import-jobs.js";
 
@@ -45,21 +52,17 @@ export async function importJobsIntoDatabase(options: {
   const leftOut: LeftOutEntry[] = [];
   const unreadableFiles: { file: string; reason: string }[] = [];
   for (const file of options.files) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(file);
-    } catch (error) {
-      unreadableFiles.push({
-        file,
-        reason: (error as NodeJS.ErrnoException).code ?? String(error),
-      });
+    const read = readSourceFile(file);
+    if (read.bytes === undefined) {
+      unreadableFiles.push({ file, reason: read.reason });
       fileDone(0, 0);
       continue;
     }
+    const bytes = read.bytes;
     const result = importTrajectoryFile(options.source, file, bytes);
     files.push(result.account);
     leftOut.push(...result.leftOut);
-    for (const job of trajectoryJobs(options.source, result.rows))
+    for (const job of trajectoryJobs(options.source, result.rows, result.jobUsage))
       jobs.push(await importer.importJob(file, job));
     fileDone(bytes.length, result.rows.length);
   }
@@ -92,11 +95,11 @@ function writeJobsSummary(report: JobsImportReport, io: CliIO): void {
     lines.push(`  unreadable ${file.file}: ${file.reason}`);
   const totals = leftOutTotals(report.leftOut);
   if (totals.length > 0) {
-    lines.push("left out (each reported; --json lists every file and record):");
+    lines.push(leftOutHeading("record"));
     for (const entry of totals)
       lines.push(
         `  ${entry.what}: ${entry.lines} record(s) in ${entry.files} file(s): ${entry.reason}`,
       );
   }
-  io.stdout(`${lines.join("\n")}\n`);
+  io.stdout(terminalLines(lines));
 }

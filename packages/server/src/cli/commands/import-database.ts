@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
@@ -9,9 +9,11 @@ import {
   acceptsTrajectoryFile,
   defaultImportJobs,
   importConversationFile,
+  leftOutHeading,
   leftOutTotals,
   listSourceFiles,
   progressCounter,
+  readSourceFile,
   type ConversationSource,
   type FileAccount,
   type ImportProgress,
@@ -26,6 +28,7 @@ import {
   importProgressBar,
   parseJobs,
   parseCommandArgs,
+  terminalLines,
   usageError,
   type CliIO,
   type Command,
@@ -34,6 +37,7 @@ import { GatewayMessageStore } from "../../gateway/message-store.js";
 import { openDatabase, type StoreDatabase } from "../../store/database.js";
 import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
+import { checkSubjectUid } from "../../server/subject-uid.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
 import { importJobsIntoDatabase } from "./import-database-jobs.js";
 import { beginBulkImport } from "../../store/bulk-import.js";
@@ -227,17 +231,16 @@ async function importFiles(
   links: SubagentLinks,
 ): Promise<void> {
   for (const file of sessionsBeforeSubagents(files)) {
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(file);
-    } catch (error) {
+    const read = readSourceFile(file);
+    if (read.bytes === undefined) {
       (report.unreadableFiles as { file: string; reason: string }[]).push({
         file,
-        reason: (error as NodeJS.ErrnoException).code ?? String(error),
+        reason: read.reason,
       });
       fileDone(0, 0);
       continue;
     }
+    const bytes = read.bytes;
     const result = await importConversationFile(source, file, bytes);
     (report.files as FileAccount[]).push(result.account);
     (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
@@ -315,9 +318,9 @@ export const importDatabase: Command = {
     const [source = "", ...paths] = positionals;
     const mode = importMode(this, source, values.as);
     const into = values.into ?? "";
-    const subject = values.subject;
-    if (subject === undefined || subject === "")
+    if (values.subject === undefined)
       throw usageError(this, "--subject is required with a database target");
+    const subject = checkSubjectUid(values.subject);
     const text = into.startsWith("sqlite:") ? into.slice("sqlite:".length) : into;
     let location;
     try {
@@ -426,11 +429,11 @@ function writeSummary(report: DatabaseImportReport, io: CliIO): void {
     lines.push(`  unreadable ${file.file}: ${file.reason}`);
   const totals = leftOutTotals(report.leftOut);
   if (totals.length > 0) {
-    lines.push("left out (each reported; --json lists every file and line):");
+    lines.push(leftOutHeading("line"));
     for (const entry of totals)
       lines.push(
         `  ${entry.what}: ${entry.lines} line(s) in ${entry.files} file(s): ${entry.reason}`,
       );
   }
-  io.stdout(`${lines.join("\n")}\n`);
+  io.stdout(terminalLines(lines));
 }

@@ -62,7 +62,7 @@ export class JobImporter {
           (turn) =>
             `${turn.sourceTurnId}\n${turn.rows.map((row) => JSON.stringify([row.item_key, row.item])).join("\n")}`,
         )
-        .join("\n\n"),
+        .join("\n\n") + (job.usage === undefined ? "" : `\n\nusage ${JSON.stringify(job.usage)}`),
     );
     let conversationId: string | undefined;
     let created: BackgroundAgentJob | undefined;
@@ -127,6 +127,18 @@ export class JobImporter {
         file: basename(file),
         sha256: content,
         turns: turnIds,
+        // The run totals the source recorded: the job view shows them beside the calls' sum.
+        ...(job.usage === undefined
+          ? {}
+          : {
+              usage: job.usage.map((usage) =>
+                Object.fromEntries(
+                  Object.entries(usage).filter(
+                    (entry): entry is [string, string | number] => entry[1] !== undefined,
+                  ),
+                ),
+              ),
+            }),
       });
       return { ...base, outcome: "imported", conversationId, jobId: created.id };
     } catch (error) {

@@ -44,6 +44,12 @@ export interface UpstreamConfig {
    * VERBATIM_IMAGE_URLS, VERBATIM_IMAGE_URL_HOSTS; docs/server.md, "Images").
    */
   readonly imageUrls?: ImageUrlPolicy;
+  /**
+   * Pass a caller's OpenAI-Organization and OpenAI-Project headers upstream on the pass-through
+   * routes (default false: a caller would pick what the operator's key bills;
+   * VERBATIM_FORWARD_ORGANIZATION_HEADERS).
+   */
+  readonly forwardOrganizationHeaders?: boolean;
 }
 
 /** The environment variables that hold each provider's API key (the official clients' names). */

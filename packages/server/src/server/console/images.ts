@@ -113,12 +113,12 @@ export function registerImageConsoleRoute(
         );
       }
       const sha256 = createHash("sha256").update(held.bytes).digest("hex");
+      // The stored type exactly; `no-store` and `nosniff` come with every console route
+      // (reply-headers.ts): see docs/console.md, "Headers", for why an image is not cached.
       return reply
         .type(held.mimeType)
         .header("x-image-sha256", sha256)
-        .header("x-content-type-options", "nosniff")
         .header("content-security-policy", "default-src 'none'")
-        .header("cache-control", "private, max-age=31536000, immutable")
         .send(Buffer.from(held.bytes));
     },
   );

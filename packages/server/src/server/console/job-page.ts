@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import {
+  modelUsageSchema,
   modelVisibleTrajectory,
   projectTrajectoryToChatML,
+  sumUsage,
+  type ModelUsage,
   type StoredTurnItem,
 } from "verbatim-llm/trajectory";
 import type { BackgroundAgentJobs } from "../../gateway/index.js";
@@ -25,6 +28,29 @@ export const trajectorySchema = z.object({
     .describe("view=chatml or model-visible: the projected messages."),
   metadata: projectionMetadataSchema,
 });
+
+export const jobUsageSchema = z.object({
+  reported: z
+    .array(modelUsageSchema)
+    .nullable()
+    .describe("The run totals the job's source recorded (an import's `result.usage`), per model."),
+  calls: modelUsageSchema
+    .nullable()
+    .describe("The sum of the usage the job's items carry (one per model call), over all turns."),
+});
+
+/** The usage items carry: each on the first item of the model call that produced it. */
+function itemUsage(rows: readonly StoredTurnItem[]): ModelUsage[] {
+  return rows.flatMap((row) => (row.item.usage === undefined ? [] : [row.item.usage]));
+}
+
+const endedSchema = z.object({ result: z.object({ usage: z.array(modelUsageSchema) }) });
+
+/** The totals an import put in the job's result (inside its end record), when it put any. */
+function reportedUsage(result: unknown): ModelUsage[] | null {
+  const parsed = endedSchema.safeParse(result);
+  return parsed.success ? parsed.data.result.usage : null;
+}
 
 /** A job's page, once the route has found its owner. */
 export interface JobPageRequest {
@@ -86,12 +112,15 @@ export async function buildJobPage(
     list.push(row);
     rowsByTurn.set(row.turn_id, list);
   }
+  const calls = sumUsage(itemUsage(stored.rows));
   const reply = {
     change_mark: changeMark,
     job: jobReply(stored.job),
+    usage: { reported: reportedUsage(stored.job.result), calls: calls ?? null },
     turns: await Promise.all(
       stored.turns.map(async (turn) => ({
         ...turnReply(turn),
+        usage: sumUsage(itemUsage(rowsByTurn.get(turn.id) ?? [])) ?? null,
         trajectory: await trajectoryOf(
           turn.id,
           rowsByTurn.get(turn.id) ?? [],

@@ -4,7 +4,8 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/index.js";
 import { findJobOwner, listJobsForConsole } from "../../store/repositories/console-jobs.js";
 import { errorReplySchema } from "../errors.js";
-import { changeMarkOf, trajectorySchema } from "./job-page.js";
+import { changeMarkOf, jobUsageSchema, trajectorySchema } from "./job-page.js";
+import { modelUsageSchema } from "verbatim-llm/trajectory";
 import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
 import { jobReplySchema, turnReplySchema } from "../jobs/shapes.js";
 import {
@@ -59,7 +60,15 @@ const jobDetailSchema = z.object({
     .string()
     .describe("Changes whenever the job or its turns do: pass it as wait_for_change."),
   job: jobReplySchema,
-  turns: z.array(turnReplySchema.extend({ trajectory: trajectorySchema })),
+  usage: jobUsageSchema,
+  turns: z.array(
+    turnReplySchema.extend({
+      usage: modelUsageSchema
+        .nullable()
+        .describe("The sum of the usage the turn's items carry (one per model call)."),
+      trajectory: trajectorySchema,
+    }),
+  ),
 });
 
 /** Console: jobs and each turn's trajectory in the three views (B14). */

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { ProviderId } from "verbatim-llm/providers";
 import type { RecordedCalls } from "../../gateway/recorded-calls.js";
+import { checkStoredText } from "../../gateway/validation.js";
+import { errorSanitizerOf } from "./pass-through-errors.js";
 import type { WireFormat } from "../../gateway/recorded-usage.js";
 import type { UpstreamConfig } from "../upstream/config.js";
 import {
@@ -85,14 +87,22 @@ export const PASS_THROUGH_ROUTES: readonly PassThroughRoute[] = [
   CHAT_COMPLETIONS_ROUTE,
 ];
 
-/** The call a request of `route` makes: its upstream (by the body's model) and URL; or a 400. */
+/**
+ * The call a request of `route` makes: its upstream (by the body's model) and URL; or a 400
+ * (no model, or a model a recorded call could not store).
+ */
 export function passThroughCall(
   route: PassThroughRoute,
   config: UpstreamConfig,
   requestUrl: string,
   body: RawJsonBody,
 ): PassThroughCall {
-  const target = targetFor(config, modelOf(body), route.accepted);
+  const model = modelOf(body);
+  // The model is a column of the call's row: one the store cannot hold would leave the call
+  // served but unrecorded, so it is refused before it goes upstream. (Messages are kept byte for
+  // byte in the row whatever they hold; only their gateway messages may be left out.)
+  if (route.record) checkStoredText(model, "body.model", "invalid_request");
+  const target = targetFor(config, model, route.accepted);
   return {
     format: route.format,
     target,
@@ -100,6 +110,8 @@ export function passThroughCall(
     body,
     timeoutMs: config.timeoutMs,
     record: route.record,
+    errorSanitizer: errorSanitizerOf(config),
+    forwardOrganization: config.forwardOrganizationHeaders === true,
   };
 }
 

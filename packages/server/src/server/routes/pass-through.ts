@@ -9,18 +9,21 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
-import { CREDENTIAL_HEADERS, type RecordedCalls } from "../../gateway/recorded-calls.js";
+import type { Sanitizer } from "verbatim-llm/trajectory";
+import type { RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { WireFormat } from "../../gateway/recorded-usage.js";
 import { modelRoute } from "../../gateway/upstream/config.js";
 import { parseJsonBody } from "../json-body.js";
 import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
+import { clientHeaders, forwardedHeaders, withoutAccountHeaders } from "./pass-through-headers.js";
+import { readWhole, scrubError } from "./pass-through-errors.js";
 
 /**
  * The pass-through routes' engine (docs/server.md, "Recorded calls"): the client's request
  * goes to the upstream with the same method, path, query, headers and body bytes, except the
- * credential headers (the subject's gateway key is replaced by the provider key) and the
- * connection's own headers; the upstream's status, headers and body bytes go back to the client
- * as they arrive. Once the upstream's answer has ended the call's bytes are committed, and only
+ * headers of ./pass-through-headers.ts (credentials: the subject's gateway key is replaced by
+ * the provider key); the upstream's status, headers and body bytes go back to the client as
+ * they arrive, except an error answer, read whole and scrubbed first (./pass-through-errors.ts). Once the upstream's answer has ended the call's bytes are committed, and only
  * then is the client's response ended; the call is placed in its chain right after
  * (gateway/recorded-calls.ts).
  */
@@ -30,18 +33,6 @@ export interface RawJsonBody {
   readonly bytes: Buffer;
   readonly value: unknown;
 }
-
-/** Headers that belong to one connection and are never forwarded. */
-const HOP_BY_HOP = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "proxy-connection",
-]);
 
 /** Kept-alive connections to the upstreams: no new TCP (and TLS) handshake per call. */
 const httpAgent = new HttpAgent({ keepAlive: true });
@@ -98,20 +89,6 @@ export function upstreamUrl(
   return new URL(`${base}${rest}`);
 }
 
-function forwardedHeaders(
-  requestHeaders: Readonly<Record<string, string>>,
-  target: PassThroughTarget,
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(requestHeaders)) {
-    if (HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.has(name) || name === "x-request-id") continue;
-    out[name] = value;
-  }
-  if (target.provider === "anthropic") out["x-api-key"] = target.upstream.apiKey;
-  else out["authorization"] = `Bearer ${target.upstream.apiKey}`;
-  return out;
-}
-
 export interface PassThroughCall {
   readonly format: WireFormat;
   readonly target: PassThroughTarget;
@@ -120,6 +97,10 @@ export interface PassThroughCall {
   readonly timeoutMs: number;
   /** Record the exchange (false for count_tokens). */
   readonly record: boolean;
+  /** Scrubs an upstream's error answer (./pass-through-errors.ts). */
+  readonly errorSanitizer: Sanitizer;
+  /** Pass the client's OpenAI-Organization and OpenAI-Project on (the operator allows it). */
+  readonly forwardOrganization: boolean;
 }
 
 /**
@@ -165,7 +146,7 @@ export async function passThrough(
   const requestHeaders = headerText(request.headers);
   const upstreamRequest = (secure ? httpsRequest : httpRequest)(call.url, {
     method: "POST",
-    headers: forwardedHeaders(requestHeaders, call.target),
+    headers: forwardedHeaders(requestHeaders, call.target, call.forwardOrganization),
     agent: secure ? httpsAgent : httpAgent,
   });
   // The client hanging up stops the upstream call.
@@ -194,15 +175,24 @@ export async function passThrough(
       statusCode = response.statusCode ?? 0;
       client.on("close", onClientGone);
       request.hijack();
-      responseHeaders = headerText(response.headers);
-      const sentHeaders: Record<string, string> = { "x-request-id": request.id };
-      for (const name in responseHeaders) {
-        if (!HOP_BY_HOP.has(name)) sentHeaders[name] = responseHeaders[name] as string;
-      }
-      client.writeHead(response.statusCode ?? 502, sentHeaders);
+      responseHeaders = withoutAccountHeaders(headerText(response.headers));
       // Marked here, so the finally below always ends it.
       if (call.record) idle = recorder.busy();
-      resolve(relayAnswer(response, client));
+      if (statusCode < 400) {
+        client.writeHead(statusCode, clientHeaders(responseHeaders, request.id));
+        resolve(relayAnswer(response, client));
+        return;
+      }
+      void readWhole(response).then((body) => {
+        if (body === undefined) {
+          resolve({ chunks: [], complete: false, held: [], sized: false });
+          return;
+        }
+        const scrubbed = scrubError(body, responseHeaders, call.errorSanitizer);
+        responseHeaders = scrubbed.headers;
+        client.writeHead(statusCode, clientHeaders(responseHeaders, request.id));
+        resolve({ chunks: [scrubbed.body], complete: true, held: [scrubbed.body], sized: true });
+      });
     });
     upstreamRequest.on("error", (error) => {
       clearTimeout(timer);

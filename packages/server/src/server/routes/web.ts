@@ -3,6 +3,7 @@ import { join, resolve, sep } from "node:path";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import { missingPageHtml } from "../console-page.js";
+import { MISSING_PAGE_HEADERS, PAGE_HEADERS } from "../console/reply-headers.js";
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -21,7 +22,7 @@ function notFound(path: string): VerbatimError {
 }
 
 /** The console page's own addresses (docs/console.md, "Addresses"). */
-const PAGE_PATHS = ["/", "/conversations", "/conversations/*", "/jobs", "/jobs/*"];
+export const PAGE_PATHS = ["/", "/conversations", "/conversations/*", "/jobs", "/jobs/*"];
 
 /**
  * No console page to serve (not built, and not buildable here): its addresses answer with a
@@ -36,6 +37,7 @@ export function registerMissingPageRoutes(
     app.get(path, { schema: { hide: true } }, async (_request, reply) =>
       reply
         .code(503)
+        .headers(MISSING_PAGE_HEADERS)
         .type(CONTENT_TYPES[".html"] ?? "text/html")
         .send(html),
     );
@@ -70,7 +72,10 @@ export function registerWebRoutes(app: FastifyInstance, webRoot: string): void {
   // The page's own addresses (docs/console.md, "Addresses"): each answers with the page,
   // which opens what the address names.
   const page = async (_request: unknown, reply: FastifyReply) =>
-    reply.type(CONTENT_TYPES[".html"] ?? "text/html").send(await load("index.html"));
+    reply
+      .headers(PAGE_HEADERS)
+      .type(CONTENT_TYPES[".html"] ?? "text/html")
+      .send(await load("index.html"));
   for (const path of PAGE_PATHS) app.get(path, { schema: { hide: true } }, page);
   app.get<{ Params: { "*": string } }>(
     "/assets/*",
@@ -78,6 +83,7 @@ export function registerWebRoutes(app: FastifyInstance, webRoot: string): void {
     async (request, reply) => {
       const path = `assets/${request.params["*"]}`;
       return reply
+        .headers(PAGE_HEADERS)
         .type(typeOf(path))
         .header("cache-control", "public, max-age=31536000, immutable")
         .send(await load(path));

@@ -81,6 +81,8 @@ export function upstreamConfigFromEnv(
     responseLeaseMs: leaseMilliseconds(env),
     keepUnstoredResponses: switchFromEnv(env, "VERBATIM_KEEP_UNSTORED_RESPONSES") ?? true,
     imageUrls: imageUrlPolicyFromEnv(env),
+    forwardOrganizationHeaders:
+      switchFromEnv(env, "VERBATIM_FORWARD_ORGANIZATION_HEADERS") ?? false,
   };
 }
 

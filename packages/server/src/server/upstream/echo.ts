@@ -1,13 +1,18 @@
 /**
  * The demo upstream: a model endpoint on loopback that speaks the Anthropic Messages API
- * (POST /v1/messages, streamed or not) and answers by the rule of ./echo-answer.ts, without any
- * provider key or network. `verbatim serve --upstream echo` starts it and routes every model to
- * it, so the server's whole path (render, transport, stream parsing, storage) runs as it does
- * against a real provider.
+ * (POST /v1/messages, streamed or not, and its count_tokens) and OpenAI Chat Completions
+ * (POST /v1/chat/completions, ./echo-chat.ts), and answers by the rule of ./echo-answer.ts,
+ * without any provider key or network. `verbatim serve --upstream echo` starts it and routes
+ * every model and every pass-through route to it, so the server's whole path (render,
+ * transport, stream parsing, storage) runs as it does against a real provider.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { PROVIDER_IDS } from "verbatim-llm/providers";
+import { PROVIDER_KEY_VARIABLES, PROVIDER_URL_VARIABLES } from "../../gateway/upstream/config.js";
 import { echoAnswer, EchoRequestError, type EchoAnswer } from "./echo-answer.js";
+import { chatChunks, chatCompletion, messagesBodyOfChat } from "./echo-chat.js";
+import { pieces, slices, tokensOf } from "./echo-pieces.js";
 
 /** The model name the echo reports in every answer. */
 export const ECHO_MODEL = "echo";
@@ -18,8 +23,10 @@ export interface EchoUpstream {
   close(): Promise<void>;
 }
 
-/** An estimate, as the echo counts no tokens: characters ÷ 4, rounded up. */
-const tokensOf = (text: string) => Math.ceil(text.length / 4);
+const MESSAGES = "/v1/messages";
+const COUNT_TOKENS = "/v1/messages/count_tokens";
+const CHAT_COMPLETIONS = "/v1/chat/completions";
+const PATHS = new Set([MESSAGES, COUNT_TOKENS, CHAT_COMPLETIONS]);
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -44,16 +51,19 @@ function contentOf(answer: EchoAnswer, callId: string): Record<string, unknown>[
     : [{ type: "tool_use", id: callId, name: answer.name, input: answer.input }];
 }
 
-/** Splits text into pieces of a word and its following spaces (the stream's deltas). */
-function pieces(text: string): string[] {
-  return text.match(/\s*\S+\s*/g) ?? [text];
+function sendJson(response: ServerResponse, value: unknown): void {
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(JSON.stringify(value));
 }
 
-/** Splits JSON text into pieces of 8 characters (the stream's argument deltas). */
-function slices(text: string): string[] {
-  const parts: string[] = [];
-  for (let start = 0; start < text.length; start += 8) parts.push(text.slice(start, start + 8));
-  return parts;
+/** Writes server-sent events, each in its own turn, so that a reader sees them arrive apart. */
+async function sendEvents(response: ServerResponse, events: readonly string[]): Promise<void> {
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const event of events) {
+    response.write(event);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  response.end();
 }
 
 function streamEvents(
@@ -116,8 +126,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
   let count = 0;
   const server = createServer((request, response) => {
     void (async () => {
-      if (request.method !== "POST" || request.url?.split("?")[0] !== "/v1/messages") {
-        sendError(response, 404, "the echo upstream answers POST /v1/messages only");
+      const path = request.url?.split("?")[0] ?? "";
+      if (request.method !== "POST" || !PATHS.has(path)) {
+        sendError(response, 404, `the echo upstream answers POST ${[...PATHS].join(", ")} only`);
         return;
       }
       const text = await readBody(request);
@@ -125,43 +136,62 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       let answer: EchoAnswer;
       try {
         body = JSON.parse(text);
-        answer = echoAnswer(body);
+        if (path === COUNT_TOKENS) {
+          sendJson(response, { input_tokens: tokensOf(text) });
+          return;
+        }
+        answer = echoAnswer(path === CHAT_COMPLETIONS ? messagesBodyOfChat(body) : body);
       } catch (error) {
         const reason = error instanceof EchoRequestError ? error.message : "the body is not JSON";
         sendError(response, 400, reason);
         return;
       }
       count += 1;
-      const id = `msg_echo_${count}`;
-      const callId = `toolu_echo_${count}`;
       const inputTokens = tokensOf(text);
       const outputTokens = tokensOf(
         answer.kind === "text" ? answer.text : JSON.stringify(answer.input),
       );
       const stream = (body as { stream?: unknown }).stream === true;
-      if (!stream) {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(
-          JSON.stringify({
-            id,
-            type: "message",
-            role: "assistant",
-            model: ECHO_MODEL,
-            content: contentOf(answer, callId),
-            stop_reason: answer.kind === "text" ? "end_turn" : "tool_use",
-            stop_sequence: null,
-            usage: { input_tokens: inputTokens, output_tokens: outputTokens },
-          }),
-        );
+      if (path === CHAT_COMPLETIONS) {
+        const ids = {
+          id: `chatcmpl-echo${count}`,
+          callId: `call_echo_${count}`,
+          inputTokens,
+          outputTokens,
+        };
+        if (!stream) {
+          sendJson(response, chatCompletion(answer, ids, ECHO_MODEL));
+          return;
+        }
+        const options = (body as { stream_options?: { include_usage?: unknown } }).stream_options;
+        const chunks = chatChunks(answer, ids, ECHO_MODEL, options?.include_usage === true);
+        await sendEvents(response, [
+          ...chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`),
+          "data: [DONE]\n\n",
+        ]);
         return;
       }
-      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      for (const event of streamEvents(answer, id, callId, inputTokens, outputTokens)) {
-        response.write(`event: ${String(event["type"])}\ndata: ${JSON.stringify(event)}\n\n`);
-        // One write per event, each in its own turn, so that a reader sees them arrive apart.
-        await new Promise((resolve) => setImmediate(resolve));
+      const id = `msg_echo_${count}`;
+      const callId = `toolu_echo_${count}`;
+      if (!stream) {
+        sendJson(response, {
+          id,
+          type: "message",
+          role: "assistant",
+          model: ECHO_MODEL,
+          content: contentOf(answer, callId),
+          stop_reason: answer.kind === "text" ? "end_turn" : "tool_use",
+          stop_sequence: null,
+          usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+        });
+        return;
       }
-      response.end();
+      await sendEvents(
+        response,
+        streamEvents(answer, id, callId, inputTokens, outputTokens).map(
+          (event) => `event: ${String(event["type"])}\ndata: ${JSON.stringify(event)}\n\n`,
+        ),
+      );
     })().catch((error: unknown) => {
       if (!response.headersSent) sendError(response, 500, String(error));
       else response.destroy();
@@ -187,16 +217,25 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
 
 /**
  * The environment that routes every model to the echo: the server reads its upstreams from the
- * environment (docs/server.md, "Configuration"), and the echo stands where Anthropic's API would.
+ * environment (docs/server.md, "Configuration"), and the echo stands where Anthropic's and
+ * OpenAI's APIs would. Every other provider key and base URL is dropped, so no route can reach
+ * a real provider with the operator's key.
  */
 export function echoEnvironment(
   env: Readonly<Record<string, string | undefined>>,
   echo: EchoUpstream,
 ): Record<string, string | undefined> {
+  const kept: Record<string, string | undefined> = { ...env };
+  for (const provider of PROVIDER_IDS) {
+    for (const name of PROVIDER_KEY_VARIABLES[provider]) delete kept[name];
+    delete kept[PROVIDER_URL_VARIABLES[provider]];
+  }
   return {
-    ...env,
+    ...kept,
     ANTHROPIC_API_KEY: "echo",
     ANTHROPIC_BASE_URL: echo.url,
+    OPENAI_API_KEY: "echo",
+    OPENAI_BASE_URL: `${echo.url}/v1`,
     VERBATIM_MODEL_PROVIDERS: "*=anthropic",
   };
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type OnConflictBuilder, type Selectable } from "kysely";
 import { queryTemplate } from "../query-template.js";
 import type { StoreSchema } from "../schema.js";
 import type { ChainNodeTable, RecordedCallTable } from "../recorded-call-schema.js";
@@ -137,8 +137,33 @@ const insertChainNodeQuery = queryTemplate<
       anchor_message_id: slot(8),
       anchor_count: slot(9),
     })
-    .onConflict((conflict) => conflict.columns(["subject_uid", "prefix_sha256"]).doNothing()),
+    .onConflict(keepDeeperAnchor),
 );
+
+/**
+ * A node already stored keeps its place and message, and takes the new row's anchor only when
+ * that covers more of its prefix in the same conversation: a message that ends where a stored
+ * longer one passes through (a fork that gave back part of an answer) is what a later match
+ * there continues, instead of writing that part again.
+ */
+function keepDeeperAnchor(conflict: OnConflictBuilder<StoreSchema, "ai_gateway_chain_nodes">) {
+  return conflict
+    .columns(["subject_uid", "prefix_sha256"])
+    .doUpdateSet((update) => ({
+      anchor_message_id: update.ref("excluded.anchor_message_id"),
+      anchor_count: update.ref("excluded.anchor_count"),
+    }))
+    .where((where) =>
+      where.and([
+        where("ai_gateway_chain_nodes.conversation_id", "=", where.ref("excluded.conversation_id")),
+        where(
+          where.fn.coalesce("ai_gateway_chain_nodes.anchor_count", where.lit(0)),
+          "<",
+          where.ref("excluded.anchor_count"),
+        ),
+      ]),
+    );
+}
 
 export async function insertChainNodes(
   db: Kysely<StoreSchema>,
@@ -169,7 +194,7 @@ export async function insertChainNodes(
     await db
       .insertInto("ai_gateway_chain_nodes")
       .values(rows.slice(start, start + perStatement))
-      .onConflict((conflict) => conflict.columns(["subject_uid", "prefix_sha256"]).doNothing())
+      .onConflict(keepDeeperAnchor)
       .execute();
   }
 }

@@ -1,0 +1,269 @@
+/**
+ * Regression (issue 31): imported into the store, Claude Code's `message.usage` and Codex's
+ * `token_count` events were dropped (the console said "No model usage stored for these
+ * messages"). Each assistant message that ends a model call now carries that call's usage,
+ * model and provider (B3), so the console's per-message cost and its totals match the source
+ * and a package import of the same file, on both databases. The expectations are computed here
+ * from the raw source lines, not through the importers.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { bufferIO } from "../../packages/library/src/cli/io.js";
+import { main } from "../../packages/library/src/cli/main.js";
+import { requestCost } from "../../packages/library/src/pricing/index.js";
+import { usageTotals } from "../../web/src/conversation-model.js";
+import type { StoredMessage } from "../../web/src/api.js";
+import { testServer } from "../support/server.js";
+import { describeDatabaseTargets } from "./database-targets.js";
+import { fixturesRoot } from "./fixture-files.js";
+
+type Json = Record<string, unknown>;
+
+interface Tokens {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+const CLAUDE = `${fixturesRoot}claude-code/2.1-subagents/turn-2.jsonl`;
+const CODEX = `${fixturesRoot}codex/0.125/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl`;
+/** A Codex rollout that reports each call twice (the repeat must not count again). */
+const CODEX_REPEATS = `${fixturesRoot}codex/0.104-sanitized/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl`;
+
+const linesOf = (file: string): Json[] =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Json);
+const record = (value: unknown): Json => (value ?? {}) as Json;
+const count = (value: unknown): number => (typeof value === "number" ? value : 0);
+
+/** Claude Code: per message id, the usage of its last line (every line of a split message repeats it). */
+function claudeCalls(file: string): Map<string, { tokens: Tokens; model: string; lines: number }> {
+  const calls = new Map<string, { tokens: Tokens; model: string; lines: number }>();
+  for (const line of linesOf(file)) {
+    if (line["type"] !== "assistant") continue;
+    const message = record(line["message"]);
+    const usage = record(message["usage"]);
+    const id = String(message["id"]);
+    calls.set(id, {
+      tokens: {
+        input: count(usage["input_tokens"]),
+        output: count(usage["output_tokens"]),
+        cacheRead: count(usage["cache_read_input_tokens"]),
+        cacheWrite: count(usage["cache_creation_input_tokens"]),
+      },
+      model: String(message["model"]),
+      lines: (calls.get(id)?.lines ?? 0) + 1,
+    });
+  }
+  return calls;
+}
+
+/** Codex: each call's `last_token_usage`, in order, once however often its report is repeated. */
+function codexCalls(file: string): { tokens: Tokens[]; model: string } {
+  const tokens: Tokens[] = [];
+  let previous: string | undefined;
+  let model = "";
+  for (const line of linesOf(file)) {
+    const payload = record(line["payload"]);
+    if (line["type"] === "turn_context") model = String(payload["model"]);
+    if (line["type"] !== "event_msg" || payload["type"] !== "token_count") continue;
+    const info = payload["info"];
+    if (info === null || info === undefined) continue;
+    const totals = JSON.stringify(record(info)["total_token_usage"]);
+    if (totals === previous) continue;
+    previous = totals;
+    const last = record(record(info)["last_token_usage"]);
+    const cached = count(last["cached_input_tokens"]);
+    tokens.push({
+      input: count(last["input_tokens"]) - cached,
+      output: count(last["output_tokens"]),
+      cacheRead: cached,
+      cacheWrite: 0,
+    });
+  }
+  return { tokens, model };
+}
+
+const sum = (list: readonly Tokens[]): Tokens =>
+  list.reduce(
+    (total, tokens) => ({
+      input: total.input + tokens.input,
+      output: total.output + tokens.output,
+      cacheRead: total.cacheRead + tokens.cacheRead,
+      cacheWrite: total.cacheWrite + tokens.cacheWrite,
+    }),
+    { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  );
+
+const tokensOf = (usage: Json | undefined): Tokens => ({
+  input: count(usage?.["input"]),
+  output: count(usage?.["output"]),
+  cacheRead: count(usage?.["cacheRead"]),
+  cacheWrite: count(usage?.["cacheWrite"]),
+});
+
+const packages = mkdtempSync(join(tmpdir(), "verbatim-import-usage-"));
+afterAll(() => rmSync(packages, { recursive: true, force: true }));
+
+/** The conversation's usage as a package import of `file` writes it. */
+async function packageUsage(source: string, file: string): Promise<Tokens> {
+  const io = bufferIO({ cwd: packages });
+  const into = join(packages, `${source}-${Math.random().toString(36).slice(2)}`);
+  expect(await main(["import", source, file, "--into", into, "--json"], io)).toBe(0);
+  const report = JSON.parse(io.out().toString("utf8")) as { conversations: { path: string }[] };
+  const path = join(report.conversations[0]?.path ?? "", "agent", "conversation.json");
+  return tokensOf((JSON.parse(readFileSync(path, "utf8")) as Json)["usage"] as Json);
+}
+
+type Reply = StoredMessage & {
+  cost?: { kind: string; dollars?: number };
+  metadata: { gateway: Json };
+};
+
+describeDatabaseTargets("issue 31: usage of sessions imported into the store", (db) => {
+  /** Imports `file` as `subject`; the conversation's messages as the console's route gives them. */
+  async function importAndRead(source: string, file: string, subject: string) {
+    const result = await db.run([
+      "import",
+      source,
+      file,
+      "--into",
+      db.target,
+      "--subject",
+      subject,
+      "--json",
+    ]);
+    expect(result.code, result.err).toBe(0);
+    const report = JSON.parse(result.out) as {
+      conversations: { conversationId: string; outcome: string }[];
+    };
+    const conversationId = report.conversations[0]?.conversationId ?? "";
+    const server = await testServer(db.database);
+    const messages: Reply[] = [];
+    try {
+      let cursor: string | null = null;
+      do {
+        const reply = await server.app.inject({
+          method: "GET",
+          url: `/ai-gateway/conversations/${conversationId}/messages?view=stored&limit=1000${cursor === null ? "" : `&cursor=${cursor}`}`,
+          headers: server.operator,
+        });
+        expect(reply.statusCode).toBe(200);
+        const page = reply.json() as { messages: Reply[]; next_cursor: string | null };
+        messages.push(...page.messages);
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+    } finally {
+      await server.app.close();
+    }
+    return { outcomes: report.conversations.map((entry) => entry.outcome), messages };
+  }
+
+  const withUsage = (messages: readonly Reply[]): Reply[] =>
+    messages
+      .filter((message) => message.metadata.gateway["usage"] !== undefined)
+      .sort((a, b) => (a.depth ?? 0) - (b.depth ?? 0));
+
+  /** The console's totals of the messages against the source's, and each message's cost. */
+  function expectTotals(messages: readonly Reply[], calls: readonly Tokens[]): void {
+    const totals = usageTotals(messages);
+    const expected = sum(calls);
+    expect(totals).toMatchObject({ calls: calls.length, ...expected, unknown: 0 });
+    let dollars = 0;
+    for (const message of withUsage(messages)) {
+      const gateway = message.metadata.gateway;
+      const cost = requestCost({
+        provider: String(gateway["provider"]),
+        model: String(gateway["model"]),
+        usage: gateway["usage"] as Parameters<typeof requestCost>[0]["usage"],
+        at: new Date(message.created_at),
+      });
+      expect(cost.kind).toBe("estimated");
+      expect(message.cost).toEqual(cost);
+      dollars += message.cost?.dollars ?? 0;
+    }
+    expect(totals.estimated).toBe(calls.length);
+    expect(totals.dollars).toBeCloseTo(dollars, 10);
+    expect(totals.dollars).toBeGreaterThan(0);
+  }
+
+  it("issue 31 B3: a Claude Code message split over several lines carries its call's usage once, with model and cost; the totals match the source and a package import", async () => {
+    const calls = claudeCalls(CLAUDE);
+    // The file's messages are split across lines (one per content block).
+    expect([...calls.values()].some((call) => call.lines > 1)).toBe(true);
+    const { messages } = await importAndRead("claude-code", CLAUDE, "claude-usage");
+    const answered = withUsage(messages);
+    // Each stored call is one message id of the source: found by its tool call or text.
+    const source = linesOf(CLAUDE).filter((line) => line["type"] === "assistant");
+    const idOf = (message: Reply): string => {
+      const block = message.content[0] as Json;
+      const line = source.find((candidate) =>
+        ((record(candidate["message"])["content"] ?? []) as Json[]).some((part) =>
+          block["type"] === "toolCall"
+            ? part["id"] === block["id"]
+            : part["text"] === block["text"],
+        ),
+      );
+      return String(record(line?.["message"])["id"]);
+    };
+    const ids = answered.map(idOf);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual([...calls.keys()].sort());
+    for (const message of answered) {
+      const call = calls.get(idOf(message));
+      expect(message.role).toBe("assistant");
+      expect(tokensOf(message.metadata.gateway["usage"] as Json)).toEqual(call?.tokens);
+      expect(message.metadata.gateway).toMatchObject({ model: call?.model, provider: "anthropic" });
+    }
+    const expected = [...calls.values()].map((call) => call.tokens);
+    expectTotals(messages, expected);
+    expect(await packageUsage("claude-code", CLAUDE)).toEqual(sum(expected));
+  });
+
+  it("issue 31 B3: each Codex call's last_token_usage is on the assistant message that ends it, with model and cost; the totals match the source and a package import", async () => {
+    const { tokens, model } = codexCalls(CODEX);
+    expect(tokens.length).toBe(66);
+    const { messages } = await importAndRead("codex", CODEX, "codex-usage");
+    const answered = withUsage(messages);
+    expect(answered.map((message) => message.role)).toEqual(tokens.map(() => "assistant"));
+    expect(answered.map((message) => tokensOf(message.metadata.gateway["usage"] as Json))).toEqual(
+      tokens,
+    );
+    for (const message of answered)
+      expect(message.metadata.gateway).toMatchObject({ model, provider: "openai" });
+    expectTotals(messages, tokens);
+    expect(await packageUsage("codex", CODEX)).toEqual(sum(tokens));
+  });
+
+  it("issue 31 B3: a Codex call reported twice counts once", async () => {
+    const { tokens } = codexCalls(CODEX_REPEATS);
+    const events = linesOf(CODEX_REPEATS).filter(
+      (line) => record(line["payload"])["type"] === "token_count",
+    );
+    expect(events.length).toBeGreaterThan(tokens.length + 1);
+    const { messages } = await importAndRead("codex", CODEX_REPEATS, "codex-repeats");
+    expect(
+      withUsage(messages).map((message) => tokensOf(message.metadata.gateway["usage"] as Json)),
+    ).toEqual(tokens);
+    expectTotals(messages, tokens);
+    expect(await packageUsage("codex", CODEX_REPEATS)).toEqual(sum(tokens));
+  });
+
+  it("issue 31: re-running the import writes nothing and keeps each message's usage", async () => {
+    for (const [source, file, subject] of [
+      ["claude-code", CLAUDE, "claude-usage"],
+      ["codex", CODEX, "codex-usage"],
+    ] as const) {
+      const before = await importAndRead(source, file, `${subject}-again`);
+      const again = await importAndRead(source, file, `${subject}-again`);
+      expect(again.outcomes).toEqual(["unchanged"]);
+      expect(again.messages).toEqual(before.messages);
+      expect(usageTotals(again.messages).calls).toBeGreaterThan(0);
+    }
+  });
+});
