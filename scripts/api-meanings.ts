@@ -139,6 +139,11 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm/trajectory#ToolCallItem": "A tool call the agent made.",
   "verbatim-llm/trajectory#ToolResultItem": "The result of a tool call.",
   "verbatim-llm/trajectory#TrajectoryItem": "One semantic item of a job's trajectory.",
+  "verbatim-llm/trajectory#NoticeItem":
+    "Something the environment did or said that the agent did not ask for (shown, not sent).",
+  "verbatim-llm/trajectory#MODEL_USAGE_COUNTS": "The token counts a model usage record may hold.",
+  "verbatim-llm/trajectory#modelUsageSchema": "The zod schema of one model call's reported usage.",
+  "verbatim-llm/trajectory#ModelUsage": "The tokens (and cost, when reported) of model calls.",
   "verbatim-llm/trajectory#TrajectoryItemType": "The type name of a trajectory item.",
   "verbatim-llm/trajectory#UserMessageItem": "A message from the user.",
   "verbatim-llm/trajectory#WebSearchItem": "A web search the agent made.",
