@@ -10,7 +10,12 @@ export {
 export type { ErrorCode, ErrorCodeGroups } from "./error-codes.js";
 export type { ErrorCodeDefinition } from "./codes/define.js";
 export { canonicalJsonBytes, canonicalJsonText } from "./canonical-json.js";
-export { decodeJsonBytes, parseStrictJson, safeParseStrictJson } from "./strict-json.js";
+export {
+  decodeJsonBytes,
+  parseStrictJson,
+  safeParseStrictJson,
+  safeParseStrictJsonInSlices,
+} from "./strict-json.js";
 export type { JsonObject, JsonSyntaxProblem, JsonValue, StrictParseResult } from "./strict-json.js";
 export { isSha256Hex, sha256Hex } from "./hash.js";
 export {

@@ -13,6 +13,7 @@ import {
   formatJsonPath,
   parseStrictJson,
   safeParseStrictJson,
+  safeParseStrictJsonInSlices,
   type JsonSyntaxProblem,
 } from "./strict-json.js";
 
@@ -176,5 +177,56 @@ describe("strict JSON parser", () => {
     expect(formatJsonPath(["items", 0, "__proto__", "a b", "", "1x", 'q"'])).toBe(
       '$.items[0].__proto__["a b"][""]["1x"]["q\\""]',
     );
+  });
+});
+
+describe("strict JSON parsing in slices (issue 31: one large body must not hold the thread)", () => {
+  const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+  it("gives the one-pass result, value or problem, whatever the slice size", async () => {
+    const texts = fc.oneof(
+      fc.json(),
+      // Cut and spliced JSON: problems at every kind of place, paths included.
+      fc
+        .tuple(fc.json(), fc.nat(), fc.constantFrom("", "}", "]", ",", ":", '"', "x", "[{"))
+        .map(([text, at, junk]) => text.slice(0, at % (text.length + 1)) + junk),
+    );
+    await fc.assert(
+      fc.asyncProperty(texts, fc.integer({ min: 1, max: 64 }), async (text, slice) => {
+        expect(await safeParseStrictJsonInSlices(text, pause, slice)).toEqual(
+          safeParseStrictJson(text),
+        );
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("pauses between slices of a large body, and the slices are short", async () => {
+    const messages = Array.from({ length: 40_000 }, (_, index) => ({
+      role: index % 2 === 0 ? "user" : "assistant",
+      content: `message ${index}`,
+    }));
+    const text = JSON.stringify({ model: "m", messages });
+    let pauses = 0;
+    const result = await safeParseStrictJsonInSlices(
+      text,
+      () => {
+        pauses++;
+        return pause();
+      },
+      64 * 1024,
+    );
+    expect(result).toEqual({ ok: true, value: JSON.parse(text) });
+    // About one pause per 64 Ki characters read.
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(text.length / (64 * 1024)) - 1);
+    expect(pauses).toBeLessThanOrEqual(Math.ceil(text.length / (64 * 1024)) + 1);
+  });
+
+  it("refuses nesting deeper than the limit without a stack overflow, in slices too", async () => {
+    const deep = "[".repeat(200_000) + "]".repeat(200_000);
+    const oneShot = safeParseStrictJson(deep);
+    expect(oneShot.ok).toBe(false);
+    if (!oneShot.ok) expect(oneShot.problem.message).toBe("nesting deeper than 1000 levels");
+    expect(await safeParseStrictJsonInSlices(deep, pause, 100)).toEqual(oneShot);
   });
 });

@@ -42,9 +42,22 @@ class Problem {
   ) {}
 }
 
+/** An open array or object: the container being filled and, in an object, the member's key. */
+interface Frame {
+  readonly array: JsonValue[] | undefined;
+  readonly object: JsonObject | undefined;
+  key: string;
+}
+
+const VALUE = 0;
+const KEY = 1;
+
 class Parser {
   index = 0;
   readonly path: (string | number)[] = [];
+  readonly frames: Frame[] = [];
+  state: typeof VALUE | typeof KEY = VALUE;
+  result: JsonValue = null;
 
   constructor(readonly text: string) {}
 
@@ -106,16 +119,11 @@ class Parser {
     return "a string is not closed";
   }
 
-  parseValue(depth: number): JsonValue {
-    this.skipWhitespace();
-    const code = this.text.charCodeAt(this.index);
+  /** A number, string or literal at the current index (not an array or object). */
+  parseScalar(code: number): JsonValue {
     switch (code) {
       case 0x22:
         return this.parseString();
-      case 0x7b:
-        return this.parseObject(depth);
-      case 0x5b:
-        return this.parseArray(depth);
       case 0x74:
         return this.parseLiteral("true", true);
       case 0x66:
@@ -144,31 +152,6 @@ class Parser {
     return value;
   }
 
-  parseArray(depth: number): JsonValue[] {
-    if (depth >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
-    this.index++;
-    const result: JsonValue[] = [];
-    this.skipWhitespace();
-    if (this.text.charCodeAt(this.index) === 0x5d) {
-      this.index++;
-      return result;
-    }
-    for (;;) {
-      this.path.push(result.length);
-      result.push(this.parseValue(depth + 1));
-      this.path.pop();
-      this.skipWhitespace();
-      const code = this.text.charCodeAt(this.index);
-      this.index++;
-      if (code === 0x2c) continue;
-      if (code === 0x5d) return result;
-      this.fail(
-        `expected "," or "]" after an array element, found ${this.describeBefore()}`,
-        this.index - 1,
-      );
-    }
-  }
-
   describeBefore(): string {
     this.index--;
     const description = this.describeHere();
@@ -176,46 +159,125 @@ class Parser {
     return description;
   }
 
-  parseObject(depth: number): JsonObject {
-    if (depth >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
-    this.index++;
-    const result = Object.create(null) as JsonObject;
-    this.skipWhitespace();
-    if (this.text.charCodeAt(this.index) === 0x7d) {
-      this.index++;
-      return result;
-    }
+  /**
+   * Reads on until the value is complete (true) or the index has passed `pauseAt` at the start
+   * of a value (false: call again to go on). Iterative, with the open arrays and objects on an
+   * explicit stack, so that a long parse can stop between values and depth costs no call stack.
+   */
+  run(pauseAt: number): boolean {
+    const text = this.text;
+    const frames = this.frames;
+    let state = this.state;
     for (;;) {
+      if (state === VALUE) {
+        if (this.index >= pauseAt) {
+          this.state = state;
+          return false;
+        }
+        this.skipWhitespace();
+        const code = text.charCodeAt(this.index);
+        let value: JsonValue;
+        if (code === 0x5b || code === 0x7b) {
+          if (frames.length >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
+          this.index++;
+          this.skipWhitespace();
+          const array = code === 0x5b;
+          if (text.charCodeAt(this.index) !== (array ? 0x5d : 0x7d)) {
+            if (array) {
+              frames.push({ array: [], object: undefined, key: "" });
+              this.path.push(0);
+              continue;
+            }
+            frames.push({ array: undefined, object: Object.create(null) as JsonObject, key: "" });
+            state = KEY;
+            continue;
+          }
+          this.index++;
+          value = array ? [] : (Object.create(null) as JsonObject);
+        } else {
+          value = this.parseScalar(code);
+        }
+        // The value is complete: it goes into the innermost open container, closing as many
+        // containers as end here.
+        for (;;) {
+          const frame = frames[frames.length - 1];
+          if (frame === undefined) {
+            this.result = value;
+            return true;
+          }
+          if (frame.array !== undefined) frame.array.push(value);
+          else (frame.object as JsonObject)[frame.key] = value;
+          this.path.pop();
+          this.skipWhitespace();
+          const next = text.charCodeAt(this.index);
+          this.index++;
+          if (next === 0x2c) {
+            if (frame.array !== undefined) {
+              this.path.push(frame.array.length);
+              state = VALUE;
+            } else {
+              state = KEY;
+            }
+            break;
+          }
+          if (next === (frame.array !== undefined ? 0x5d : 0x7d)) {
+            frames.pop();
+            value = frame.array ?? (frame.object as JsonObject);
+            continue;
+          }
+          this.fail(
+            frame.array !== undefined
+              ? `expected "," or "]" after an array element, found ${this.describeBefore()}`
+              : `expected "," or "}" after an object member, found ${this.describeBefore()}`,
+            this.index - 1,
+          );
+        }
+        continue;
+      }
+      // KEY: a member's key and its colon; the member's value follows.
+      const frame = frames[frames.length - 1] as Frame;
+      const object = frame.object as JsonObject;
       this.skipWhitespace();
-      if (this.text.charCodeAt(this.index) !== 0x22) {
+      if (text.charCodeAt(this.index) !== 0x22) {
         this.fail(`expected a quoted key, found ${this.describeHere()}`);
       }
       const keyOffset = this.index;
       const key = this.parseString();
       // A null-prototype object and no undefined in JSON: a defined member is a repeated key.
-      if (result[key] !== undefined) {
+      if (object[key] !== undefined) {
         this.fail(`the key ${JSON.stringify(key)} appears twice in one object`, keyOffset);
       }
       this.skipWhitespace();
-      if (this.text.charCodeAt(this.index) !== 0x3a) {
+      if (text.charCodeAt(this.index) !== 0x3a) {
         this.fail(
           `expected ":" after the key ${JSON.stringify(key)}, found ${this.describeHere()}`,
         );
       }
       this.index++;
+      frame.key = key;
       this.path.push(key);
-      result[key] = this.parseValue(depth + 1);
-      this.path.pop();
-      this.skipWhitespace();
-      const code = this.text.charCodeAt(this.index);
-      this.index++;
-      if (code === 0x2c) continue;
-      if (code === 0x7d) return result;
-      this.fail(
-        `expected "," or "}" after an object member, found ${this.describeBefore()}`,
-        this.index - 1,
+      state = VALUE;
+    }
+  }
+
+  /** The parse's outcome once `run` returned true, or its problem (never throws for bad input). */
+  finish(): StrictParseResult {
+    this.skipWhitespace();
+    if (this.index < this.text.length) {
+      return this.problem(
+        new Problem(`unexpected ${this.describeHere()} after the JSON value`, this.index),
       );
     }
+    return { ok: true, value: this.result };
+  }
+
+  problem(error: unknown): StrictParseResult {
+    if (!(error instanceof Problem)) throw error;
+    const position = lineAndColumn(this.text, error.offset);
+    return {
+      ok: false,
+      problem: { message: error.message, ...position, path: formatJsonPath(this.path) },
+    };
   }
 }
 
@@ -247,19 +309,29 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 export function safeParseStrictJson(text: string): StrictParseResult {
   const parser = new Parser(text);
   try {
-    const value = parser.parseValue(0);
-    parser.skipWhitespace();
-    if (parser.index < text.length) {
-      parser.fail(`unexpected ${parser.describeHere()} after the JSON value`);
-    }
-    return { ok: true, value };
+    parser.run(Infinity);
+    return parser.finish();
   } catch (error) {
-    if (!(error instanceof Problem)) throw error;
-    const position = lineAndColumn(text, error.offset);
-    return {
-      ok: false,
-      problem: { message: error.message, ...position, path: formatJsonPath(parser.path) },
-    };
+    return parser.problem(error);
+  }
+}
+
+/**
+ * `safeParseStrictJson` for large text on a thread that serves others (the HTTP server): reads
+ * about `sliceChars` characters at a time and awaits `pause()` between slices, so that no slice
+ * holds the thread long. The same result, value or problem, as the one-pass parse.
+ */
+export async function safeParseStrictJsonInSlices(
+  text: string,
+  pause: () => Promise<void>,
+  sliceChars = 256 * 1024,
+): Promise<StrictParseResult> {
+  const parser = new Parser(text);
+  try {
+    while (!parser.run(parser.index + sliceChars)) await pause();
+    return parser.finish();
+  } catch (error) {
+    return parser.problem(error);
   }
 }
 

@@ -14,6 +14,7 @@ import {
   omittedImage,
   type RecordedImage,
 } from "./recorded-images.js";
+import { record, text, type Json } from "./json-members.js";
 import { ToolCallNames } from "./recorded-tool-names.js";
 import type { WireFormat } from "./recorded-usage.js";
 import { NOTED_IMAGE_URL_MAX_LENGTH, NOTED_IMAGE_URLS_MAX } from "./validation.js";
@@ -36,14 +37,6 @@ export interface RecordedMessage {
   /** The URLs of its images named by URL (not fetched), by index of their `imageOmitted` block. */
   readonly imageUrls?: Readonly<Record<string, string>>;
 }
-
-type Json = Record<string, unknown>;
-
-const record = (value: unknown): Json | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Json)
-    : undefined;
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 /** The provider whose wire format a recorded call speaks (for the response parsers). */
 export function providerOfFormat(format: WireFormat): ProviderId {

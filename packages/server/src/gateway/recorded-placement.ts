@@ -3,7 +3,6 @@ import type { RoundResult } from "verbatim-llm/providers";
 import { insertConversation } from "../store/repositories/gateway-conversations.js";
 import {
   findDeepestNode,
-  findPreviousCall,
   insertChainNodes,
   placeRecordedCall,
   replaceChainNodes,
@@ -83,6 +82,8 @@ export interface Placing {
   readonly names: ToolCallNames;
   readonly answer: RoundResult | undefined;
   readonly usage: RecordedUsage;
+  /** The subject's latest call whose last prefix this call's messages begin with. */
+  readonly previousCallId: string | null;
   /** Set by the first transaction: what the call continues, and the conversation it is in. */
   start?: {
     readonly matchedCount: number;
@@ -96,7 +97,11 @@ export interface Placing {
 }
 
 /** The answer and usage of a call, read once for all its transactions. */
-export function startPlacing(call: CallToPlace, hashes: readonly string[]): Placing {
+export function startPlacing(
+  call: CallToPlace,
+  hashes: readonly string[],
+  previousCallId: string | null,
+): Placing {
   const streamed = (call.responseHeaders["content-type"] ?? "").includes("text/event-stream");
   const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
   const text = decoded === undefined ? "" : decoded.toString("utf8");
@@ -106,6 +111,7 @@ export function startPlacing(call: CallToPlace, hashes: readonly string[]): Plac
     names: new ToolCallNames(call.format, call.messages),
     answer: recordedAnswer(call.format, call.model, call.statusCode, text, streamed),
     usage: usageOf(call.format, text, decoded !== undefined && streamed),
+    previousCallId,
     placed: 0,
     historyRefused: false,
   };
@@ -172,13 +178,12 @@ export async function placeSlice(
     if (from === start.matchedCount) await keepMatchedCount(db, call.id, start.matchedCount);
     return "more";
   }
-  const previous = await findPreviousCall(db, call.subjectUid, hashes);
   await placeRecordedCall(db, call.id, {
     conversation_id: conversationId,
     tip_prefix_sha256: hashes[hashes.length - 1] ?? "",
     message_count: hashes.length,
     matched_count: start.matchedCount,
-    previous_call_id: previous?.id ?? null,
+    previous_call_id: placing.previousCallId,
     input_tokens: placing.usage.inputTokens,
     output_tokens: placing.usage.outputTokens,
     cache_read_tokens: placing.usage.cacheReadTokens,
@@ -189,7 +194,7 @@ export async function placeSlice(
       callId: call.id,
       conversationId,
       matchedCount: start.matchedCount,
-      previousCallId: previous?.id ?? null,
+      previousCallId: placing.previousCallId,
       answerMessageId: history.answerId,
     },
   };

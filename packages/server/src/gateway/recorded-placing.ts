@@ -1,5 +1,5 @@
 import type { StoreDatabase } from "../store/database.js";
-import { lockSubjectForRecording } from "../store/repositories/recorded-calls.js";
+import { findPreviousCall, lockSubjectForRecording } from "../store/repositories/recorded-calls.js";
 import { inTransaction } from "../store/transaction.js";
 import { Pace } from "./recorded-pace.js";
 import {
@@ -12,12 +12,12 @@ import {
 } from "./recorded-placement.js";
 
 /** What one transaction of a placing writes at most (wire messages, bytes of their JSON). */
-export const SLICE_LIMITS: SliceLimits = { messages: 64, bytes: 256 * 1024 };
+export const SLICE_LIMITS: SliceLimits = { messages: 32, bytes: 128 * 1024 };
 
 /**
  * Runs the placing of one recorded call (recorded-placement.ts) so that no other request waits
- * long for it (docs/server.md, "Recorded calls"): its prefix hashes are computed letting the
- * event loop run between pieces, and its messages are placed a slice per transaction, the event
+ * long for it (docs/server.md, "Recorded calls"): its prefix hashes are computed and its previous
+ * call looked up letting the event loop run between pieces, and its messages are placed a slice per transaction, the event
  * loop running between two. On SQLite a transaction holds the one connection and the thread
  * until it commits, so its size is what another subject's request may wait for, whatever the
  * size of the call. Resolves to undefined when the call was placed elsewhere (another process).
@@ -30,7 +30,9 @@ export async function placeInSlices(
 ): Promise<RecordedCallResult | undefined> {
   const pace = new Pace();
   const hashes = await options.prefixes.prefixHashesPaced(call.format, call.messages, pace);
-  const placing = startPlacing(call, hashes);
+  // Outside the transactions and paced: a long new request is hundreds of statements.
+  const previous = await findPreviousCall(database.db, call.subjectUid, hashes, () => pace.step());
+  const placing = startPlacing(call, hashes, previous?.id ?? null);
   for (;;) {
     const outcome = await inTransaction(
       database,

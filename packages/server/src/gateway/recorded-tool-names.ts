@@ -1,3 +1,4 @@
+import { record, text } from "./json-members.js";
 import type { WireFormat } from "./recorded-usage.js";
 
 /**
@@ -32,14 +33,6 @@ export class ToolCallNames {
     return this.#names.get(callId) ?? "";
   }
 }
-
-type Json = Record<string, unknown>;
-
-const record = (value: unknown): Json | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Json)
-    : undefined;
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 /** The [id, name] of each tool call of an assistant message, in order (ids that are text). */
 function callsOf(format: WireFormat, value: unknown): [string, string][] {

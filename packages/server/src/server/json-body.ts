@@ -1,6 +1,11 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { VerbatimError, safeParseStrictJson } from "verbatim-llm/core";
+import {
+  VerbatimError,
+  safeParseStrictJson,
+  safeParseStrictJsonInSlices,
+  type StrictParseResult,
+} from "verbatim-llm/core";
 
 /**
  * The one body parser: `application/json` in UTF-8, read by verbatim's strict JSON parser. A
@@ -96,7 +101,26 @@ export function declaredEncodingProblem(
   return undefined;
 }
 
-export function parseJsonBody(bytes: Buffer): unknown {
+/**
+ * Bodies from this size on are parsed in slices that yield to other requests between them: one
+ * large body must not hold the event loop (and every other caller) for the whole parse.
+ */
+export const SLICED_PARSE_FROM_BYTES = 256 * 1024;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The body's value (undefined for an empty body); throws `invalid_utf8` or `invalid_json`. */
+export async function parseJsonBody(bytes: Buffer): Promise<unknown> {
+  const text = bodyText(bytes);
+  if (text.trim() === "") return undefined;
+  const parsed =
+    bytes.length < SLICED_PARSE_FROM_BYTES
+      ? safeParseStrictJson(text)
+      : await safeParseStrictJsonInSlices(text, nextTurn);
+  return bodyValue(parsed);
+}
+
+function bodyText(bytes: Buffer): string {
   if (!isUtf8(bytes)) {
     const offset = firstInvalidUtf8Offset(bytes);
     throw new VerbatimError(
@@ -109,9 +133,10 @@ export function parseJsonBody(bytes: Buffer): unknown {
       },
     );
   }
-  const text = bytes.toString("utf8");
-  if (text.trim() === "") return undefined;
-  const parsed = safeParseStrictJson(text);
+  return bytes.toString("utf8");
+}
+
+function bodyValue(parsed: StrictParseResult): unknown {
   if (parsed.ok) return parsed.value;
   const { problem } = parsed;
   throw new VerbatimError("invalid_json", `the body is not valid JSON: ${problem.message}`, {
@@ -124,10 +149,9 @@ export function parseJsonBody(bytes: Buffer): unknown {
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(typeof body === "string" ? Buffer.from(body, "utf8") : body));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
+    parseJsonBody(typeof body === "string" ? Buffer.from(body, "utf8") : body).then(
+      (value) => done(null, value),
+      (error: unknown) => done(error as Error, undefined),
+    );
   });
 }

@@ -212,17 +212,17 @@ export class PassThroughFront {
     });
     request.on("end", () => {
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      let call;
-      try {
-        call = passThroughCall(entry.route, entry.config, exchange.url, {
-          bytes,
-          value: parseJsonBody(bytes),
-        });
-      } catch (error) {
-        fail(error);
-        end();
-        return;
-      }
+      parseJsonBody(bytes)
+        .then((value) => passThroughCall(entry.route, entry.config, exchange.url, { bytes, value }))
+        .then(
+          (call) => forward(call),
+          (error: unknown) => {
+            fail(error);
+            end();
+          },
+        );
+    });
+    const forward = (call: ReturnType<typeof passThroughCall>): void => {
       passThrough(exchange, entry.recorder, call)
         .catch((error: unknown) => {
           if (!response.headersSent) fail(error);
@@ -232,7 +232,7 @@ export class PassThroughFront {
           }
         })
         .finally(end);
-    });
+    };
   }
 }
 

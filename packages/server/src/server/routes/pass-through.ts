@@ -49,13 +49,11 @@ const DEFAULT_BASE_URLS: Partial<Record<ProviderId, string>> = {
 export function keepRawJsonBodies(scope: FastifyInstance): void {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
-    try {
-      const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-      const raw: RawJsonBody = { bytes, value: parseJsonBody(bytes) };
-      done(null, raw);
-    } catch (error) {
-      done(error as Error, undefined);
-    }
+    const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+    parseJsonBody(bytes).then(
+      (value) => done(null, { bytes, value } satisfies RawJsonBody),
+      (error: unknown) => done(error as Error, undefined),
+    );
   });
 }
 

@@ -251,10 +251,13 @@ export async function findPreviousCall(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   prefixHashes: readonly string[],
+  /** Awaited between two statements (a long request's lookup is many). */
+  between: () => Promise<void> = () => Promise.resolve(),
 ): Promise<{ id: string; message_count: number } | undefined> {
   let end = prefixHashes.length;
   let size = TAIL_WINDOW;
   while (end > 0) {
+    if (end < prefixHashes.length) await between();
     const chunk = prefixHashes.slice(Math.max(0, end - size), end);
     if (chunk.length <= TAIL_WINDOW) {
       const { rows } = await previousCallWindowQuery.run(db, ...windowOf(subjectUid, chunk));
