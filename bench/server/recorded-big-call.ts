@@ -52,7 +52,11 @@ function bigBody(count: number): string {
 async function open(dialect: string): Promise<{ database: StoreDatabase; done(): Promise<void> }> {
   if (dialect === "sqlite") {
     const folder = mkdtempSync(join(tmpdir(), "verbatim-bench-big-call-"));
-    const database = await openDatabase({ dialect: "sqlite", path: join(folder, "bench.sqlite") });
+    const database = await openDatabase(
+      { dialect: "sqlite", path: join(folder, "bench.sqlite") },
+      // As `verbatim serve` opens it.
+      { checkpointThread: true },
+    );
     await migrateDatabase(database);
     return {
       database,

@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import {
   openDatabase,
+  type OpenDatabaseOptions,
   type StoreDatabase,
   parseDatabaseLocation,
   type DatabaseLocation,
@@ -84,6 +85,7 @@ export async function openStore(
   text: string,
   cwd: string,
   env: Readonly<Record<string, string | undefined>> = {},
+  extra: Pick<OpenDatabaseOptions, "checkpointThread" | "onCheckpointError"> = {},
 ): Promise<StoreDatabase> {
   const preparedStatements = switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true;
   let location: DatabaseLocation = parseDatabaseLocation(text);
@@ -91,7 +93,7 @@ export async function openStore(
     location = { dialect: "sqlite", path: resolve(cwd, location.path) };
     mkdirSync(dirname(location.path), { recursive: true });
   }
-  return openDatabase(location, { preparedStatements });
+  return openDatabase(location, { preparedStatements, ...extra });
 }
 
 /**
@@ -126,10 +128,17 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     options.cwd ?? process.cwd(),
     options.say ?? (() => undefined),
   );
+  const say = options.say ?? (() => undefined);
+  // A commit that serves a request never runs a WAL checkpoint (store/sqlite-checkpoints.ts).
   const database = await openStore(
     options.database ?? DEFAULT_DATABASE,
     options.cwd ?? process.cwd(),
     env,
+    {
+      checkpointThread: true,
+      onCheckpointError: (message) =>
+        say(`WAL checkpoints are back on the server's thread: ${message}`),
+    },
   );
   let app: FastifyInstance | undefined;
   try {

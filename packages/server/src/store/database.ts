@@ -6,6 +6,7 @@ import { capabilitiesOf, type DialectCapabilities } from "./capabilities.js";
 import { checkSchemaName, describeLocation, type DatabaseLocation } from "./location.js";
 import { statementName } from "./prepared-statements.js";
 import { registerSearchFunctions } from "./search-fold.js";
+import { startCheckpointThread } from "./sqlite-checkpoints.js";
 import type { StoreSchema } from "./schema.js";
 
 /** An open store: the Kysely instance, what its dialect can do, and how to close it. */
@@ -24,6 +25,14 @@ export interface OpenDatabaseOptions {
    * src/store/prepared-statements.ts). Off for a pooler that cannot keep them.
    */
   readonly preparedStatements?: boolean;
+  /**
+   * SQLite file: run WAL checkpoints on a thread of their own (store/sqlite-checkpoints.ts)
+   * instead of inside the commit that crosses 1,000 pages (default false; `verbatim serve`
+   * turns it on).
+   */
+  readonly checkpointThread?: boolean;
+  /** Told when the checkpoint thread fails (the connection then checkpoints by itself again). */
+  readonly onCheckpointError?: (message: string) => void;
 }
 
 /**
@@ -79,7 +88,25 @@ export async function openDatabase(
     const db = new Kysely<StoreSchema>({
       dialect: new SqliteDialect({ database: withStatementCache(connection) }),
     });
-    return { db, capabilities, location, close: () => db.destroy() };
+    const checkpoints =
+      options.checkpointThread === true && location.path !== ":memory:" && location.path !== ""
+        ? await startCheckpointThread(connection, location.path, {
+            ...(options.onCheckpointError ? { onError: options.onCheckpointError } : {}),
+          }).catch((error: unknown) => {
+            // Without the thread the connection checkpoints by itself, as SQLite does by default.
+            options.onCheckpointError?.(String(error));
+            return undefined;
+          })
+        : undefined;
+    return {
+      db,
+      capabilities,
+      location,
+      close: async () => {
+        await checkpoints?.stop();
+        await db.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({
     Client: options.preparedStatements === false ? StoreClient : PreparingStoreClient,

@@ -1,0 +1,84 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type BetterSqlite3 from "better-sqlite3";
+
+/**
+ * WAL checkpoints on a thread of their own (docs/server.md, "Recorded calls"). SQLite's automatic
+ * checkpoint runs inside the commit that crosses 1,000 WAL pages, copying them into the
+ * database file on the committing thread: for the server, the thread that answers every
+ * request. Here the server's connection turns the automatic checkpoint off and a worker thread,
+ * with a connection of its own to the same file, runs a PASSIVE checkpoint (it never waits for
+ * or blocks a writer or reader) every `intervalMs`. If the worker fails or exits, the
+ * connection's automatic checkpoint is turned back on: the WAL never grows without bound.
+ */
+export interface CheckpointThread {
+  /** Stops the worker (its connection closed) and turns the automatic checkpoint back on. */
+  stop(): Promise<void>;
+}
+
+/** SQLite's default automatic checkpoint, in WAL pages. */
+const AUTOMATIC_PAGES = 1000;
+
+const WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.module);
+const db = new Database(workerData.path);
+db.pragma("busy_timeout = 5000");
+db.pragma("synchronous = FULL");
+const timer = setInterval(() => {
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (error) {
+    parentPort.postMessage({ error: String(error) });
+  }
+}, workerData.intervalMs);
+parentPort.on("message", (message) => {
+  if (message !== "stop") return;
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+parentPort.postMessage({ ready: true });
+`;
+
+export async function startCheckpointThread(
+  connection: BetterSqlite3.Database,
+  path: string,
+  options: { readonly intervalMs?: number; readonly onError?: (message: string) => void } = {},
+): Promise<CheckpointThread> {
+  const module = createRequire(import.meta.url).resolve("better-sqlite3");
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { module, path, intervalMs: options.intervalMs ?? 100 },
+  });
+  const automatic = (on: boolean) => {
+    if (connection.open) connection.pragma(`wal_autocheckpoint = ${on ? AUTOMATIC_PAGES : 0}`);
+  };
+  await new Promise<void>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.on("message", (message: { ready?: boolean; error?: string }) => {
+      if (message.ready === true) resolve();
+      else if (message.error !== undefined) options.onError?.(message.error);
+    });
+  });
+  automatic(false);
+  let stopping = false;
+  worker.on("error", (error) => options.onError?.(String(error)));
+  worker.once("exit", () => {
+    if (!stopping) options.onError?.("the checkpoint thread exited");
+    automatic(true);
+  });
+  // A server that is closing without stop() (a crash) must not be kept alive by the thread.
+  worker.unref();
+  return {
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      // Unreferenced, the thread would not keep the process alive until it has exited.
+      worker.ref();
+      worker.postMessage("stop");
+      await exited;
+    },
+  };
+}
