@@ -31,4 +31,13 @@ describe("gateway ids", () => {
     for (let index = 0; index < 50_000; index++) ids.add(newId("msg", time));
     expect(ids.size).toBe(50_000);
   });
+
+  it("B3 ids made one after the other in the same millisecond sort in the order they were made", () => {
+    // Calls kept back to back share a created_at; a restarted server places them by (created_at, id).
+    const time = Date.UTC(2026, 11, 5);
+    for (let round = 0; round < 200; round++) {
+      const ids = Array.from({ length: 20 }, () => newId("call", time + round));
+      expect([...ids].sort()).toEqual(ids);
+    }
+  });
 });
