@@ -47,6 +47,8 @@ export interface CallToRecord {
   readonly messages: readonly unknown[];
   readonly requestHeaders: Readonly<Record<string, string>>;
   readonly requestBody: Buffer;
+  /** The request body decoded, when the caller has it already (it is not decoded again). */
+  readonly requestText?: string;
   readonly statusCode: number;
   readonly responseHeaders: Readonly<Record<string, string>>;
   readonly responseBody: Buffer;
@@ -160,7 +162,7 @@ export class RecordedCalls {
     const now = new Date();
     const createdAt = now.toISOString();
     const callId = newId("call", now.getTime());
-    let requestBody = call.requestBody.toString("utf8");
+    let requestBody = call.requestText ?? call.requestBody.toString("utf8");
     let responseBody = call.responseBody;
     const responseHeaders = withoutCredentials(call.responseHeaders);
     let messages = call.messages;

@@ -111,29 +111,67 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 /** The body's value (undefined for an empty body); throws `invalid_utf8` or `invalid_json`. */
 export async function parseJsonBody(bytes: Buffer): Promise<unknown> {
-  const text = bodyText(bytes);
-  if (text.trim() === "") return undefined;
-  const parsed =
-    bytes.length < SLICED_PARSE_FROM_BYTES
-      ? safeParseStrictJson(text)
-      : await safeParseStrictJsonInSlices(text, nextTurn);
-  return bodyValue(parsed);
+  return (await parseJsonBodyText(bytes)).value;
+}
+
+/** A body's text and the JSON value it holds. */
+export interface JsonBodyText {
+  readonly text: string;
+  /** undefined for an empty body. */
+  readonly value: unknown;
+}
+
+/**
+ * The body decoded and parsed (the text is kept for whoever stores it, so it is decoded once);
+ * throws `invalid_utf8` or `invalid_json`. From `SLICED_PARSE_FROM_BYTES` on both the decode
+ * and the parse yield between slices.
+ */
+export async function parseJsonBodyText(bytes: Buffer): Promise<JsonBodyText> {
+  const sliced = bytes.length >= SLICED_PARSE_FROM_BYTES;
+  const text = sliced ? await bodyTextInSlices(bytes) : bodyText(bytes);
+  if (text.trim() === "") return { text, value: undefined };
+  const parsed = sliced
+    ? await safeParseStrictJsonInSlices(text, nextTurn)
+    : safeParseStrictJson(text);
+  return { text, value: bodyValue(parsed) };
 }
 
 function bodyText(bytes: Buffer): string {
-  if (!isUtf8(bytes)) {
-    const offset = firstInvalidUtf8Offset(bytes);
-    throw new VerbatimError(
-      "invalid_utf8",
-      `the body is not valid UTF-8: byte ${offset} (0x${(bytes[offset] ?? 0).toString(16).padStart(2, "0")}) does not begin a well-formed character`,
-      {
-        where: `body at byte ${offset}`,
-        hint: "Encode the body as UTF-8; nothing was written",
-        details: { byte_offset: offset },
-      },
-    );
-  }
+  if (!isUtf8(bytes)) throw invalidUtf8(bytes);
   return bytes.toString("utf8");
+}
+
+/** As `bodyText`, a slice of bytes per turn of the event loop. */
+async function bodyTextInSlices(bytes: Buffer): Promise<string> {
+  // Fatal: a bad byte throws (its offset is found once, for the message); a BOM is kept as text,
+  // as Buffer#toString keeps it.
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const parts: string[] = [];
+  try {
+    for (let start = 0; start < bytes.length; start += SLICED_PARSE_FROM_BYTES) {
+      if (start > 0) await nextTurn();
+      const end = Math.min(bytes.length, start + SLICED_PARSE_FROM_BYTES);
+      parts.push(decoder.decode(bytes.subarray(start, end), { stream: true }));
+    }
+    parts.push(decoder.decode());
+  } catch {
+    throw invalidUtf8(bytes);
+  }
+  await nextTurn();
+  return parts.join("");
+}
+
+function invalidUtf8(bytes: Buffer): VerbatimError {
+  const offset = firstInvalidUtf8Offset(bytes);
+  return new VerbatimError(
+    "invalid_utf8",
+    `the body is not valid UTF-8: byte ${offset} (0x${(bytes[offset] ?? 0).toString(16).padStart(2, "0")}) does not begin a well-formed character`,
+    {
+      where: `body at byte ${offset}`,
+      hint: "Encode the body as UTF-8; nothing was written",
+      details: { byte_offset: offset },
+    },
+  );
 }
 
 function bodyValue(parsed: StrictParseResult): unknown {

@@ -6,7 +6,7 @@ import { apiKeyOf } from "./auth.js";
 import { sendResponseError, toVerbatimError } from "./errors.js";
 import type { FailedAuthenticationLimit } from "./failed-authentication.js";
 import type { InFlightWork } from "./in-flight.js";
-import { declaredEncodingProblem, parseJsonBody } from "./json-body.js";
+import { declaredEncodingProblem, parseJsonBodyText } from "./json-body.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { passThrough, type PassThroughExchange } from "./routes/pass-through.js";
 import { passThroughCall, type PassThroughRouteServing } from "./routes/pass-through-routes.js";
@@ -212,8 +212,10 @@ export class PassThroughFront {
     });
     request.on("end", () => {
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      parseJsonBody(bytes)
-        .then((value) => passThroughCall(entry.route, entry.config, exchange.url, { bytes, value }))
+      parseJsonBodyText(bytes)
+        .then(({ text, value }) =>
+          passThroughCall(entry.route, entry.config, exchange.url, { bytes, text, value }),
+        )
         .then(
           (call) => forward(call),
           (error: unknown) => {

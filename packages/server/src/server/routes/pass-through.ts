@@ -13,7 +13,7 @@ import type { Sanitizer } from "verbatim-llm/trajectory";
 import type { RecordedCalls } from "../../gateway/recorded-calls.js";
 import type { WireFormat } from "../../gateway/recorded-usage.js";
 import { modelRoute } from "../../gateway/upstream/config.js";
-import { parseJsonBody } from "../json-body.js";
+import { parseJsonBodyText } from "../json-body.js";
 import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
 import { clientHeaders, forwardedHeaders, withoutAccountHeaders } from "./pass-through-headers.js";
 import { readWhole, scrubError } from "./pass-through-errors.js";
@@ -31,6 +31,8 @@ import { readWhole, scrubError } from "./pass-through-errors.js";
 /** The body of a pass-through route: the bytes as sent and the JSON they hold. */
 export interface RawJsonBody {
   readonly bytes: Buffer;
+  /** The bytes decoded (UTF-8): what a recorded call stores. */
+  readonly text: string;
   readonly value: unknown;
 }
 
@@ -50,8 +52,8 @@ export function keepRawJsonBodies(scope: FastifyInstance): void {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-    parseJsonBody(bytes).then(
-      (value) => done(null, { bytes, value } satisfies RawJsonBody),
+    parseJsonBodyText(bytes).then(
+      ({ text, value }) => done(null, { bytes, text, value } satisfies RawJsonBody),
       (error: unknown) => done(error as Error, undefined),
     );
   });
@@ -225,6 +227,7 @@ export async function passThrough(
         messages,
         requestHeaders,
         requestBody: call.body.bytes,
+        requestText: call.body.text,
         statusCode,
         responseHeaders,
         responseBody:
