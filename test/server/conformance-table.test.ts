@@ -1,7 +1,8 @@
 /**
- * docs/server.md's conformance tables cannot drift from the server and its tests (issue 17):
- * the field table names exactly the fields of the request schema and of the every-field test's
- * table (request-fields-table.ts), each row is marked supported / mapped / refused / partly
+ * The conformance tables of docs/server/ (responses.md: every field; conversations.md: every
+ * route) cannot drift from the server and its tests (issue 17): the field table names exactly
+ * the fields of the request schema and of the every-field test's table
+ * (request-fields-table.ts), each row is marked supported / mapped / refused / partly
  * refused, and a plain field row's mark matches what the every-field test checks at the four
  * wire formats; the route table has a row for every route the server serves under
  * /v1/responses, /v1/conversations and /v1/models (docs/openapi.json, itself checked against
@@ -12,16 +13,23 @@ import { describe, expect, it } from "vitest";
 import { createResponseBodySchema } from "../../packages/server/src/gateway/responses/schemas.js";
 import { TABLE } from "./request-fields-table.js";
 
-const serverMd = readFileSync(new URL("../../docs/server.md", import.meta.url), "utf8");
+const responsesMd = readFileSync(
+  new URL("../../docs/server/responses.md", import.meta.url),
+  "utf8",
+);
+const conversationsMd = readFileSync(
+  new URL("../../docs/server/conversations.md", import.meta.url),
+  "utf8",
+);
 const openapi = JSON.parse(
   readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8"),
 ) as { paths: Record<string, Record<string, unknown>> };
 
-/** The rows (cells) of the first table under a heading of docs/server.md. */
-function tableUnder(heading: string): string[][] {
-  const start = serverMd.indexOf(heading);
+/** The rows (cells) of the first table under a heading of a page of docs/server/. */
+function tableUnder(markdown: string, heading: string): string[][] {
+  const start = markdown.indexOf(heading);
   expect(start, heading).toBeGreaterThanOrEqual(0);
-  const rest = serverMd.slice(start + heading.length);
+  const rest = markdown.slice(start + heading.length);
   const end = rest.search(/\n#{2,3} /);
   const lines = (end < 0 ? rest : rest.slice(0, end)).split("\n");
   const rows = lines.filter((line) => line.startsWith("| ")).slice(2);
@@ -34,14 +42,15 @@ function tableUnder(heading: string): string[][] {
   );
 }
 
-const fieldRows = tableUnder("### Conformance: every field of `POST /v1/responses`").map(
-  ([first = "", kind = ""]) => {
-    const named = /^`([a-z_]+)(?:\.[a-z_.]+)?`/.exec(first)?.[1];
-    return { cell: first, field: named ?? "", kind, plain: /^`[a-z_]+`$/.test(first) };
-  },
-);
+const fieldRows = tableUnder(
+  responsesMd,
+  "## Conformance: every field of `POST /v1/responses`\n",
+).map(([first = "", kind = ""]) => {
+  const named = /^`([a-z_]+)(?:\.[a-z_.]+)?`/.exec(first)?.[1];
+  return { cell: first, field: named ?? "", kind, plain: /^`[a-z_]+`$/.test(first) };
+});
 
-describe("docs/server.md: every field of POST /v1/responses", () => {
+describe("docs/server/responses.md: every field of POST /v1/responses", () => {
   it("names exactly the request schema's fields, which are exactly the every-field test's rows", () => {
     const named = [...new Set(fieldRows.map((row) => row.field))].sort();
     expect(named).toEqual(Object.keys(createResponseBodySchema.shape).sort());
@@ -69,9 +78,10 @@ describe("docs/server.md: every field of POST /v1/responses", () => {
   });
 });
 
-describe("docs/server.md: every route of the Responses, Conversations and Models APIs", () => {
+describe("docs/server/conversations.md: every route of the Responses, Conversations and Models APIs", () => {
   const rows = tableUnder(
-    "### Conformance: every route of the Responses, Conversations and Models APIs",
+    conversationsMd,
+    "## Conformance: every route of the Responses, Conversations and Models APIs\n",
   );
   const routes = rows.map(([route = "", here = "", tests = ""]) => ({
     // A row may name several routes (GET /v1/models and GET /v1/models/:model).

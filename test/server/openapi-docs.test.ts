@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "../../packages/server/src/server/openapi.js";
 
-describe("docs/openapi.json and docs/server.md", () => {
+describe("docs/openapi.json and docs/server/", () => {
   it("B14 document every route, with a schema for every body, query and reply", async () => {
     const document = (await openApiDocument()) as {
       paths: Record<
@@ -10,7 +10,12 @@ describe("docs/openapi.json and docs/server.md", () => {
         Record<string, { responses: Record<string, unknown>; parameters?: unknown[] }>
       >;
     };
-    const serverMd = readFileSync(new URL("../../docs/server.md", import.meta.url), "utf8");
+    // The server's documentation is a folder of pages (docs/server/*.md): every path must be
+    // named in one of them.
+    const folder = new URL("../../docs/server/", import.meta.url);
+    const pages = readdirSync(folder).filter((name) => name.endsWith(".md"));
+    expect(pages).toEqual(expect.arrayContaining(["README.md", "responses.md", "console.md"]));
+    const serverMd = pages.map((name) => readFileSync(new URL(name, folder), "utf8")).join("\n");
     const paths = Object.keys(document.paths);
     expect(paths).toEqual(
       expect.arrayContaining([
@@ -24,7 +29,9 @@ describe("docs/openapi.json and docs/server.md", () => {
       ]),
     );
     for (const path of paths) {
-      expect(serverMd, `docs/server.md names ${path}`).toContain(path.replace(/\{(\w+)\}/g, ":$1"));
+      expect(serverMd, `docs/server/*.md name ${path}`).toContain(
+        path.replace(/\{(\w+)\}/g, ":$1"),
+      );
       for (const operation of Object.values(document.paths[path] ?? {})) {
         expect(Object.keys(operation.responses)).toContain("200");
       }
