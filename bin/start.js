@@ -37,7 +37,7 @@ if (needsBuild) {
   }
 }
 
-// The variables the server reads provider keys from (docs/server.md, "Configuration").
+// The variables the server reads provider keys from (docs/server/README.md, "Configuration").
 const PROVIDER_KEY_VARIABLES = [
   "ANTHROPIC_API_KEY",
   "OPENAI_API_KEY",

@@ -15,16 +15,12 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
     "Why and where a text is not strict JSON (line, column, JSON path).",
   "verbatim-llm/core#StrictParseResult":
     "The outcome of safeParseStrictJson: a value, or the syntax problem.",
-  "verbatim-llm/core#isSha256Hex": "True for a lowercase hexadecimal SHA-256 (64 characters).",
-  "verbatim-llm/history#BLOCK_TYPES": "The five block types of a history message.",
-  "verbatim-llm/history#ROLES": "The three roles of a history message: user, assistant, tool.",
   "verbatim-llm/history#Block":
     "One block of a history message: text, image, imageOmitted, toolCall or toolResult.",
   "verbatim-llm/history#BlockType": "The type name of a block.",
   "verbatim-llm/history#Message":
     "One history message: a role and its blocks (provider-independent).",
   "verbatim-llm/history#TextBlock": "Text sent to or written by the model.",
-  "verbatim-llm/history#blockSchema": "The zod schema of one history block.",
   "verbatim-llm/history#messageSchema": "The zod schema of one history message.",
   "verbatim-llm/history#ChatMLContentPart":
     "One part of a ChatML message's content: text or image.",
@@ -65,8 +61,6 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm/archive#SaveOutcome":
     "What a save did: unchanged, rewritten, removed, kept or skipped.",
   "verbatim-llm/archive#SaveResult": "The outcome of a save and the bytes it wrote.",
-  "verbatim-llm/archive#isImageFileName":
-    "True for the name of an image file as the archive names them.",
   "verbatim-llm/pricing#RequestCostInput":
     "The provider, model and usage whose cost requestCost estimates.",
   "verbatim-llm/providers#PROVIDER_IDS": "The providers verbatim renders for and parses.",
@@ -75,14 +69,6 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
     "A rendered request: the exact body and the warnings raised.",
   "verbatim-llm/providers#RetryNotice":
     "A retry the transport is about to make: attempt, delay and reason.",
-  "verbatim-llm/providers#PROVIDER_ENDPOINTS":
-    "Each provider's default base URL, path and key variables.",
-  "verbatim-llm/providers#resolveEndpoint":
-    "The URL, headers and key of a provider from options and the environment.",
-  "verbatim-llm/providers#ProviderEndpoint":
-    "Where a provider answers and which environment variables name its key.",
-  "verbatim-llm/providers#SseDecoder":
-    "Decodes a server-sent-event byte stream into events, chunk by chunk.",
   "verbatim-llm/providers#checkCachePrefix":
     "Checks that a request body extends the previous one byte for byte, so a prompt cache holds (A27).",
   "verbatim-llm/providers#CachePrefixDifference":
@@ -124,7 +110,6 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm/conversation#ProviderBackendOptions":
     "Options of providerBackend: provider, model, key, cache and transport settings.",
   "verbatim-llm/conversation#PreviewInput": "What previewCompaction reads of a conversation.",
-  "verbatim-llm/trajectory#TRAJECTORY_ITEM_TYPES": "The types of semantic trajectory items.",
   "verbatim-llm/trajectory#trajectoryItemSchema": "The zod schema of one trajectory item.",
   "verbatim-llm/trajectory#AgentMessageItem": "A message the agent wrote.",
   "verbatim-llm/trajectory#CommandExecutionItem":
@@ -141,20 +126,14 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm/trajectory#TrajectoryItem": "One semantic item of a job's trajectory.",
   "verbatim-llm/trajectory#NoticeItem":
     "Something the environment did or said that the agent did not ask for (shown, not sent).",
-  "verbatim-llm/trajectory#MODEL_USAGE_COUNTS": "The token counts a model usage record may hold.",
-  "verbatim-llm/trajectory#modelUsageSchema": "The zod schema of one model call's reported usage.",
   "verbatim-llm/trajectory#ModelUsage": "The tokens (and cost, when reported) of model calls.",
   "verbatim-llm/trajectory#TrajectoryItemType": "The type name of a trajectory item.",
   "verbatim-llm/trajectory#UserMessageItem": "A message from the user.",
   "verbatim-llm/trajectory#WebSearchItem": "A web search the agent made.",
-  "verbatim-llm/trajectory#itemKeySchema":
-    "The zod schema of an item key (non-empty, bounded length).",
   "verbatim-llm/trajectory#storedTurnItemSchema": "The zod schema of one stored turn-item row.",
   "verbatim-llm/trajectory#StoredTurnItem":
     "One stored turn-item row: turn, position, revision, key and item.",
   "verbatim-llm/trajectory#createSanitizer": "A sanitizer with the given secret rules.",
-  "verbatim-llm/trajectory#defaultSecretRules":
-    "The secret patterns the default sanitizer redacts.",
   "verbatim-llm/trajectory#SanitizeResult": "A sanitized value and whether anything was redacted.",
   "verbatim-llm/trajectory#Sanitizer": "Redacts secrets from trajectory items.",
   "verbatim-llm/trajectory#SanitizerOptions":
@@ -233,11 +212,11 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm/history#ChatMLTextPart": "A text part of a ChatML message.",
   "verbatim-llm/format#FieldProblem":
     "One field of a conversation.json the decoder refused, and why.",
-  "verbatim-llm/trajectory#ITEM_KEY_MAX_LENGTH": "The longest item key, in characters.",
+  "verbatim-llm/internal#ITEM_KEY_MAX_LENGTH": "The longest item key, in characters.",
   "verbatim-llm/trajectory#SecretRule": "A named pattern the sanitizer redacts.",
   "verbatim-llm/trajectory#GatewayProjectionOptions":
     "Options of the ChatML projection of gateway messages.",
-  "verbatim-llm/trajectory#pageByteLength": "The size in bytes of a page as it is sent (B12).",
+  "verbatim-llm/internal#pageByteLength": "The size in bytes of a page as it is sent (B12).",
   "verbatim-llm/trajectory#RowLineProblem":
     "A line of a JSON Lines file that is not a valid stored row, and why.",
   "verbatim-llm-server/gateway#CALLER_METADATA_MAX_KEYS":
@@ -245,32 +224,15 @@ export const API_MEANINGS: Readonly<Record<string, string>> = {
   "verbatim-llm-server/gateway#GatewayMessageStatus": "The lifecycle status of a gateway message.",
   "verbatim-llm-server/server#startServer":
     "Opens the database, migrates it and starts the HTTP server (what `verbatim serve` runs).",
-  "verbatim-llm/core#StoredTextFault":
-    "Where a value breaks the stored-text rule and why (lone surrogate, NUL, __proto__ key).",
-  "verbatim-llm/history#roleSchema": "The zod schema of a history message's role.",
-  "verbatim-llm/cli#EXIT_OK": "Exit code 0: the command did what it was asked.",
-  "verbatim-llm/cli#EXIT_CHECK_FAILED":
-    "Exit code 1: the input is readable but fails the check the command makes.",
-  "verbatim-llm/cli#EXIT_USAGE": "Exit code 2: a usage error or a missing path.",
-  "verbatim-llm/cli#usageError": "A usage_error naming the command's usage line.",
-  "verbatim-llm/cli#processIO": "The process's standard streams, environment and working folder.",
   "verbatim-llm/interop#ConversationSource":
     "The tools whose sessions import as conversations: claude-code or codex.",
-  "verbatim-llm/interop#ClaudeCodeFileOptions":
-    "How one Claude Code session file is read (its sub-agent files, its metadata).",
   "verbatim-llm/interop#PackageWrite": "How an imported conversation was written into its package.",
-  "verbatim-llm/interop#acceptsFile": "True when a file's name is one the source's importer reads.",
   "verbatim-llm/interop#ConversationOutcome":
     "What happened to one imported conversation: imported, skipped or refused, and why.",
   "verbatim-llm/interop#ImportProgress":
     "Files, messages and bytes read so far, for a progress bar.",
   "verbatim-llm/interop#PackageImportReport":
     "The report of an import into packages: every conversation's outcome and what was left out.",
-  "verbatim-llm/interop#leftOutTotals": "What an import left out, counted by kind.",
-  "verbatim-llm/interop#TrajectorySource":
-    "The tools whose runs import as trajectories: swe-agent, openhands or inspect.",
-  "verbatim-llm/interop#acceptsTrajectoryFile":
-    "True when a file's name is one the trajectory importer of a source reads.",
   "verbatim-llm/interop#RowsImportReport":
     "The report of an import into a rows file: every turn's outcome and what was left out.",
   "verbatim-llm/interop#TurnOutcome":

@@ -9,7 +9,7 @@ import { API_MEANINGS } from "./api-meanings.js";
 export type ExportKind = "function" | "class" | "constant" | "type" | "interface";
 
 export interface PublicExport {
-  /** The entry point, as users import it: `verbatim/archive`. */
+  /** The entry point, as users import it: `verbatim-llm/archive`. */
   readonly entryPoint: string;
   readonly name: string;
   readonly kind: ExportKind;
@@ -22,6 +22,21 @@ export interface PublicExport {
 }
 
 const root = new URL("../", import.meta.url);
+
+/**
+ * The entry point of what only verbatim-llm-server needs: not covered by semver, may change in any
+ * release. Every other entry point is the public API (test/api/public-api.test.ts bounds its size).
+ */
+export const INTERNAL_ENTRY_POINT = "verbatim-llm/internal";
+
+/** What docs/api.md says of INTERNAL_ENTRY_POINT, under its heading. */
+export const INTERNAL_NOTE =
+  "For verbatim-llm-server only: **not covered by semver**, it may change in any release (a patch release included). An application imports the other entry points; these names are listed so that the server's imports can be read.";
+
+/** True for a value (what a module holds at run time), false for a type or an interface. */
+export function isRuntimeExport(item: PublicExport): boolean {
+  return item.kind !== "type" && item.kind !== "interface";
+}
 
 /** The published packages of this repository (npm workspaces), in the order docs/api.md lists them. */
 const PACKAGES = ["packages/library/", "packages/server/"] as const;
@@ -129,6 +144,9 @@ export function publicExports(): PublicExport[] {
 
 /** docs/api.md: one table per entry point. */
 export function apiMarkdown(exports: readonly PublicExport[] = publicExports()): string {
+  const values = exports.filter(
+    (item) => item.entryPoint !== INTERNAL_ENTRY_POINT && isRuntimeExport(item),
+  ).length;
   const lines = [
     "# Public API",
     "",
@@ -138,15 +156,22 @@ export function apiMarkdown(exports: readonly PublicExport[] = publicExports()):
     "is internal and may change in any release. No name is exported by two entry points, so",
     "imports from several never collide. A meaning is the first sentence of the declaration's doc",
     "comment, or comes from `scripts/api-meanings.ts` where that says it better. Errors of every entry",
-    "point are `VerbatimError`s (`verbatim/core`); `isVerbatimError` recognises them across",
+    "point are `VerbatimError`s (`verbatim-llm/core`); `isVerbatimError` recognises them across",
     "duplicate installs. Error codes are listed in [errors.md](errors.md).",
+    "",
+    `\`${INTERNAL_ENTRY_POINT}\` is for verbatim-llm-server only and **not covered by semver**: it`,
+    "holds what the server package needs of the library and a user of a layer does not call, and",
+    "may change in any release. Outside it, both packages export",
+    `${values} values (functions, classes, constants) and their types.`,
     "",
   ];
   let current: string | undefined;
   for (const item of exports) {
     if (item.entryPoint !== current) {
       current = item.entryPoint;
-      lines.push(`## \`${current}\``, "", "| name | kind | meaning |", "| --- | --- | --- |");
+      lines.push(`## \`${current}\``, "");
+      if (current === INTERNAL_ENTRY_POINT) lines.push(INTERNAL_NOTE, "");
+      lines.push("| name | kind | meaning |", "| --- | --- | --- |");
     }
     const meaning = (item.meaning ?? "").replaceAll("|", "\\|");
     lines.push(`| \`${item.name}\` | ${item.kind} | ${meaning} |`);

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { build } from "vite";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { buildServer } from "../../packages/server/src/server/app.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";

@@ -30,7 +30,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { defaultImportJobs } from "../../packages/library/src/interop/index.js";
+import { defaultImportJobs } from "../../packages/library/src/interop/source-names.js";
 import { generateCorpus } from "./generator.js";
 import { removeStore, runPhase, type PhaseResult } from "./run-phase.js";
 

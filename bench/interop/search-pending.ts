@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";

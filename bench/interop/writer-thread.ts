@@ -4,7 +4,7 @@
  * `--jobs 1` and `--jobs 2` taking turns (`--runs` each, a fresh store each time, each in a
  * process of its own through bench/interop/phase.ts), and the JSON.parse baseline twice. Prints
  * each run, then the medians, the ratio of the two and each one's ratio to the faster baseline.
- * The threshold of the writer thread (import-database.ts, WRITER_THREAD_MIN_BYTES) and its
+ * The threshold of the writer thread (gateway/import/chains.ts, WRITER_THREAD_MIN_BYTES) and its
  * batch size were chosen with this comparison at several sizes (docs/interop.md). From the
  * TypeScript sources the thread loads in ~1 s instead of ~0.2 s compiled, so small sizes fare
  * worse here than installed.

@@ -1,7 +1,7 @@
 // An API key's lookup on SQLite in process, through the store's connection (`cache: false`)
 // and on the lookup's own read connection (the server's default), with nothing else using the
 // store: best of 5 rounds of 2,000 lookups (a warm-up round first), microseconds per lookup
-// (docs/server.md, "Performance"); then the same lookup made while a transaction holds the
+// (docs/server/performance.md, "Performance"); then the same lookup made while a transaction holds the
 // store's connection for 2 ms (as a recorded call's placing does), p50 of 50, milliseconds.
 // `node bin/run-ts.js bench/server/api-key-lookup.ts`
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
-import { openApiKeyLookup } from "../../packages/server/src/server/api-key-cache.js";
-import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { openApiKeyLookup } from "../../packages/server/src/gateway/keys/api-key-cache.js";
+import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { migrateDatabase, openDatabase } from "../../packages/server/src/store/index.js";
 
 /** Best of 5 timed rounds of `runs` calls (after one untimed round), µs per call. */

@@ -1,4 +1,4 @@
-// What the tombstone check costs a continued response (docs/server.md, "DELETE
+// What the tombstone check costs a continued response (docs/server/responses.md, "DELETE
 // /v1/responses/:id"): every POST /v1/responses with previous_response_id (and every read of a
 // response by id) first asks whether the subject deleted the response or its conversation, in
 // one statement (isMessageOrItsConversationDeleted). Measured beside the read every
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";

@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import pg from "pg";
-import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { buildServer } from "../../packages/server/src/server/app.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";

@@ -1,9 +1,9 @@
-// Recorded calls (docs/server.md, "Recorded calls"), two goals of issue 18:
+// Recorded calls (docs/server/recorded-calls.md, "Recorded calls"), two goals of issue 18:
 // 1. Matching a request of 1,000 messages against a store of 100,000 recorded conversations:
 //    hashing the messages plus one indexed lookup, p50 under 2 ms on SQLite and PostgreSQL.
 //    Baselines in the same run: the hashing alone, and one primary-key lookup of a node. Cold
 //    (nothing hashed before) and as served (the session's previous call of 999 messages was
-//    hashed before: its prefix hashes are reused, gateway/recorded-prefix-cache.ts).
+//    hashed before: its prefix hashes are reused, gateway/recording/prefix-cache.ts).
 // 2. POST /v1/messages through `verbatim serve` over a bare pass-through proxy (bare-pass-
 //    through.ts), both in front of the same local upstream (upstream.ts), sequential requests
 //    taking turns in blocks: p50 over the bare proxy, goal within 1 ms beyond one durable
@@ -22,9 +22,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
 import pg from "pg";
-import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
-import { PrefixHashCache } from "../../packages/server/src/gateway/recorded-prefix-cache.js";
-import { RecordedCalls } from "../../packages/server/src/gateway/recorded-calls.js";
+import { prefixHashes } from "../../packages/server/src/gateway/recording/chain-matching.js";
+import { PrefixHashCache } from "../../packages/server/src/gateway/recording/prefix-cache.js";
+import { RecordedCalls } from "../../packages/server/src/gateway/recording/calls.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
@@ -435,7 +435,7 @@ async function overhead(
 }
 
 /**
- * What writing each call's history as gateway messages costs (gateway/recorded-history.ts):
+ * What writing each call's history as gateway messages costs (gateway/recording/history.ts):
  * RecordedCalls.record in process, with and without it, sessions growing to 19 messages,
  * blocks taking turns.
  */

@@ -1,12 +1,12 @@
 // How soon a revoked API key is refused by a PostgreSQL server that keeps valid keys
-// (docs/server.md, "API keys"): the time from `revokeApiKey` returning (in another pool, as
+// (docs/server/README.md, "API keys"): the time from `revokeApiKey` returning (in another pool, as
 // `verbatim keys revoke` would) until the server's key lookup refuses the key, beside one
 // round trip to the database (`select 1`) measured in the same run.
 // Run: node bin/run-ts.js bench/server/revocation.ts [--pg-url URL] [--count N]
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openApiKeyLookup } from "../../packages/server/src/server/api-key-cache.js";
-import { createApiKey, revokeApiKey } from "../../packages/server/src/server/api-keys.js";
+import { openApiKeyLookup } from "../../packages/server/src/gateway/keys/api-key-cache.js";
+import { createApiKey, revokeApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 

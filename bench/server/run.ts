@@ -1,4 +1,4 @@
-// The HTTP server under load (docs/server.md): requests/s, p50 and p99 of the console routes
+// The HTTP server under load (docs/server/performance.md): requests/s, p50 and p99 of the console routes
 // and of POST /v1/responses against a local upstream, on SQLite and on PostgreSQL, beside the
 // upstream measured alone in the same run (the server's overhead = its p50 − the upstream's)
 // and a bare pass-through proxy on it (bare-proxy.ts: the floor of any server in between), the
@@ -14,8 +14,8 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import pg from "pg";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
+import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";

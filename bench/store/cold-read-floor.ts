@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { generateConversation } from "../workload/conversation.js";

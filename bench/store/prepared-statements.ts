@@ -8,7 +8,7 @@
 // PostgreSQL: --pg-url, else VERBATIM_PG_URL, else postgres://postgres@127.0.0.1:5432/test.
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";

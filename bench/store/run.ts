@@ -12,7 +12,7 @@ import pg from "pg";
 import {
   GatewayMessageStore,
   type AppendMessageInput,
-} from "../../packages/server/src/gateway/message-store.js";
+} from "../../packages/server/src/gateway/conversations/message-store.js";
 import type { Message } from "../../packages/library/src/history/message.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";

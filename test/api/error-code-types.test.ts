@@ -55,7 +55,8 @@ describe("ErrorCode at compile time (issue 16)", () => {
   it("with a server entry point imported: the server's codes compile, an unknown code does not", () => {
     const errors = typeErrors(
       [
-        `import { VerbatimError, registerErrorCodes } from "verbatim-llm/core";`,
+        `import { VerbatimError } from "verbatim-llm/core";`,
+        `import { registerErrorCodes } from "verbatim-llm/internal";`,
         `import "verbatim-llm-server/store";`,
         `new VerbatimError("usage_error", "a library code");`,
         `new VerbatimError("store_unreachable", "a store code");`,
@@ -64,7 +65,7 @@ describe("ErrorCode at compile time (issue 16)", () => {
       ].join("\n"),
     );
     expect(errors).toHaveLength(2);
-    expect(errors[0]).toMatch(/^5: Argument of type '"no_such_code"' is not assignable/);
-    expect(errors[1]).toMatch(/^6: Argument of type '"no_such_layer"' is not assignable/);
+    expect(errors[0]).toMatch(/^6: Argument of type '"no_such_code"' is not assignable/);
+    expect(errors[1]).toMatch(/^7: Argument of type '"no_such_layer"' is not assignable/);
   }, 120_000);
 });

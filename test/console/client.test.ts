@@ -7,7 +7,7 @@
 import type { Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { hasChromium, startConsole, type ConsoleHarness } from "./harness.js";
 
 describe.skipIf(!hasChromium)("console: a correct client in Chromium", { timeout: 180_000 }, () => {

@@ -1,11 +1,12 @@
 /**
- * The console's page size limit without blocking the event loop (issue 20): the same cut as
- * the library's fitPageToLimit (SPEC B12), byte for byte, on random pages (any text: emoji,
- * lone surrogates, control characters, quotes), and the same refusal when a page cannot fit.
+ * The console's page size limit without blocking the event loop (issue 20): the library's one
+ * cut (`fitPageInSteps`) run in slices gives what `fitPageToLimit` gives when it runs it at once
+ * (SPEC B12), byte for byte, on random pages (any text: emoji, lone surrogates, control
+ * characters, quotes), and the same refusal when a page cannot fit.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fitPageYielding } from "../../packages/server/src/server/console/fit-page.js";
+import { fitPageYielding } from "../../packages/server/src/gateway/console/fit-page.js";
 import { fitPageToLimit } from "../../packages/library/src/trajectory/paging.js";
 
 // Any text, plain ASCII (sized without being written out: nothing in it is escaped), and

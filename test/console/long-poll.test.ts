@@ -7,7 +7,7 @@
  */
 import { expect, it } from "vitest";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer } from "../support/server.js";
 

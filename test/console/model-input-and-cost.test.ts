@@ -6,7 +6,7 @@
  * databases.
  */
 import { expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { testServer } from "../support/server.js";
 

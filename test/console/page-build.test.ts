@@ -11,8 +11,8 @@ import { modelVisibleTrajectory, projectGatewayMessagesToChatML } from "verbatim
 import {
   chatMLInSlices,
   modelVisibleInSlices,
-} from "../../packages/server/src/server/console/project-in-slices.js";
-import { jsonWithArrayInSlices } from "../../packages/server/src/server/console/slices.js";
+} from "../../packages/server/src/gateway/console/project-in-slices.js";
+import { jsonWithArrayInSlices } from "../../packages/server/src/gateway/console/slices.js";
 
 const text = fc.string({ unit: "binary", maxLength: 40 });
 const callId = fc.constantFrom("a", "b", "c");

@@ -8,7 +8,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { TEST_OPERATOR_TOKEN } from "../support/server.js";
 import { hasChromium, startConsole, type ConsoleHarness } from "./harness.js";
 import { seedImages, TINY_PNG } from "./seed-images.js";

@@ -6,8 +6,8 @@
  */
 import { expect, it } from "vitest";
 import { isVerbatimError } from "verbatim-llm/core";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import { readAnchorContext } from "../../packages/server/src/server/console/read-context.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
+import { readAnchorContext } from "../../packages/server/src/gateway/console/read-context.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { seedConsole } from "./seed.js";
 

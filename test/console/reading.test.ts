@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { TEST_OPERATOR_TOKEN } from "../support/server.js";
 import { hasChromium, SCREENSHOTS, startConsole, type ConsoleHarness } from "./harness.js";
 import { LONG_LAST_TEXT } from "./seed.js";

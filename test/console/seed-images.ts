@@ -1,7 +1,7 @@
 /** A conversation with an image whose bytes the server holds (console thumbnails, issue 20). */
 import { createHash } from "node:crypto";
-import { GatewayImageStore } from "../../packages/server/src/gateway/images.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayImageStore } from "../../packages/server/src/gateway/conversations/images.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 /** A 1×1 PNG. */

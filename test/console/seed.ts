@@ -5,8 +5,8 @@
  * conversation; and a job whose turn holds each kind of item.
  */
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { compressContext } from "../../packages/server/src/gateway/compression.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { compressContext } from "../../packages/server/src/gateway/conversations/compression.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 export interface Seeded {

@@ -2,7 +2,7 @@
 // the command line, prints "ready", waits for "go" on stdin, then appends as told and prints
 // the ids it got as one JSON line.
 import { createInterface } from "node:readline";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { parseDatabaseLocation } from "../../packages/server/src/store/location.js";
 

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import {
   describeEachDialect,
   freshDatabase,

@@ -6,9 +6,9 @@
  * summary the caller passes is still refused by the rule (it is the caller's to fix). B6.
  */
 import { expect, it } from "vitest";
-import { compressContext } from "../../packages/server/src/gateway/compression.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import type { Summarizer } from "../../packages/server/src/gateway/summarizer.js";
+import { compressContext } from "../../packages/server/src/gateway/conversations/compression.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
+import type { Summarizer } from "../../packages/server/src/gateway/conversations/summarizer.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 
 describeEachDialect("model-written summary breaking the stored-text rule", (getDatabase) => {

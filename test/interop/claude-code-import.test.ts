@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { conversationSchema } from "../../packages/library/src/format/conversation-schema.js";
 import { encodeConversation } from "../../packages/library/src/format/encode.js";
 import { decodeConversation } from "../../packages/library/src/format/decode.js";
-import { importClaudeCodeFile, type FileImport } from "../../packages/library/src/interop/index.js";
+import type { FileImport } from "../../packages/library/src/interop/index.js";
+import { importClaudeCodeFile } from "../../packages/library/src/interop/claude-code/import.js";
 import {
   fixtureFiles,
   historyCalls,

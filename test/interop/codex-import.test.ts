@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { decodeConversation } from "../../packages/library/src/format/decode.js";
 import { encodeConversation } from "../../packages/library/src/format/encode.js";
-import { importCodexRollout } from "../../packages/library/src/interop/index.js";
+import { importCodexRollout } from "../../packages/library/src/interop/codex/import.js";
 import {
   fixtureFiles,
   historyCalls,

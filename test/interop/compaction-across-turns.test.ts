@@ -11,12 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openLiveConversation } from "../../packages/library/src/conversation/open.js";
-import {
-  importClaudeCodeFile,
-  importCodexRollout,
-  writeImportedPackage,
-  type FileImport,
-} from "../../packages/library/src/interop/index.js";
+import { importClaudeCodeFile } from "../../packages/library/src/interop/claude-code/import.js";
+import { importCodexRollout } from "../../packages/library/src/interop/codex/import.js";
+import { writeImportedPackage, type FileImport } from "../../packages/library/src/interop/index.js";
 import { checkCachePrefix, type ProviderId } from "../../packages/library/src/providers/index.js";
 import { startLocalProvider, type ProviderServer } from "../support/provider-servers/index.js";
 import { localBackend } from "../support/live-package.js";

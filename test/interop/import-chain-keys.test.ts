@@ -9,7 +9,7 @@ import {
   storedWrite,
   writeDigest,
   writeKey,
-} from "../../packages/server/src/cli/commands/import-chain-keys.js";
+} from "../../packages/server/src/gateway/import/chain-keys.js";
 
 /**
  * Issue 19: the keys of an import's writes are made in linear time (one hash carried along a

@@ -2,8 +2,8 @@ import { expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importClaudeCodeFile } from "../../packages/library/src/interop/index.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { importClaudeCodeFile } from "../../packages/library/src/interop/claude-code/import.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";
 

@@ -15,7 +15,7 @@ import { runInNewContext } from "node:vm";
 import { afterAll, describe, expect, it } from "vitest";
 import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { main } from "../../packages/library/src/cli/main.js";
-import { importClaudeCodeFile } from "../../packages/library/src/interop/index.js";
+import { importClaudeCodeFile } from "../../packages/library/src/interop/claude-code/import.js";
 import { fixturesRoot } from "./fixture-files.js";
 
 // Findings of the security probe of issue 31 (item 5): each through the real `verbatim` command

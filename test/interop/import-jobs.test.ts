@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   importTrajectoryFile,
-  trajectoryJobs,
   type TrajectorySource,
 } from "../../packages/library/src/interop/index.js";
+import { trajectoryJobs } from "../../packages/library/src/internal/index.js";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/index.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 import { testServer } from "../support/server.js";
 import { fixtureFiles, fixturesRoot } from "./fixture-files.js";

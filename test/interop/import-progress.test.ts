@@ -6,8 +6,8 @@ import { bufferIO, main } from "../../packages/library/src/cli/index.js";
 import {
   importConversationFile,
   importTrajectoryFile,
-  progressLine,
 } from "../../packages/library/src/interop/index.js";
+import { progressLine } from "../../packages/library/src/internal/index.js";
 import {
   describeLocation,
   parseDatabaseLocation,

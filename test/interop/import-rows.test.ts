@@ -6,18 +6,18 @@ import {
   type ImportedConversation,
 } from "../../packages/library/src/interop/index.js";
 import type { Message } from "../../packages/library/src/history/index.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import {
   appendImportedChain,
   appendImportedChainRows,
   type ChainImport,
-} from "../../packages/server/src/cli/commands/import-database.js";
-import { ImportedChainRows } from "../../packages/server/src/cli/commands/import-chain-rows.js";
+} from "../../packages/server/src/gateway/import/chains.js";
+import { ImportedChainRows } from "../../packages/server/src/gateway/import/chain-rows.js";
 import {
   PREFIX_OPERATION,
   type StoredIds,
-} from "../../packages/server/src/cli/commands/import-chain-keys.js";
-import { SubagentLinks } from "../../packages/server/src/cli/commands/import-chain-links.js";
+} from "../../packages/server/src/gateway/import/chain-keys.js";
+import { SubagentLinks } from "../../packages/server/src/gateway/import/chain-links.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 import { fixtureFiles } from "./fixture-files.js";
@@ -27,7 +27,7 @@ import { fixtureFiles } from "./fixture-files.js";
  * appendMessages path writes for the same conversations: conversations, branches, messages and
  * idempotency keys, ids aside (new random ones on each path) and the append keys'
  * `request_sha256` (the write's SHA-256 instead of a fingerprint of the request; documented in
- * import-chain-rows.ts). Also for a session that grew and one whose last turn changed.
+ * chain-rows.ts). Also for a session that grew and one whose last turn changed.
  */
 const NOW = new Date("2026-12-02T04:00:00.000Z");
 
@@ -256,7 +256,7 @@ describeDatabaseTargets("the import's rows are the gateway's rows", (db) => {
       const lean = leanPath(db.database, leanSubject);
       const flush = () => lean.rows.flush();
       const none = async () => undefined;
-      // On SQLite, the import's writer thread too (import-chain-writer.ts).
+      // On SQLite, the import's writer thread too (chain-writer.ts).
       const threadSubject = `thread-${source}`;
       const threaded =
         db.database.location.dialect === "sqlite"

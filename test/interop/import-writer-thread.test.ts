@@ -8,12 +8,12 @@ import {
   WRITER_THREAD_MIN_BYTES,
   importChainsIntoDatabase,
   useWriterThread,
-} from "../../packages/server/src/cli/commands/import-database.js";
+} from "../../packages/server/src/gateway/import/chains.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeDatabaseTargets } from "./database-targets.js";
 
 // Issue 19 (Performance): an import into a SQLite file writes each batch of rows on a thread of
-// its own (import-chain-writer.ts) while the next batch is read, converted and planned; the
+// its own (chain-writer.ts) while the next batch is read, converted and planned; the
 // rows it writes are the rows one thread writes. Real files, real SQLite and PostgreSQL.
 
 const folder = mkdtempSync(join(tmpdir(), "verbatim-writer-thread-"));

@@ -9,7 +9,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import {
   type CatchUpPace,

@@ -3,7 +3,7 @@
  * one message holding the text argv[3], and exits without finishing the deferral (as a killed
  * import would). Run by search-deferral.test.ts with `node bin/run-ts.js`.
  */
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { openDatabase } from "../../packages/server/src/store/database.js";
 import { deferSearchIndex } from "../../packages/server/src/store/search-deferral.js";
 

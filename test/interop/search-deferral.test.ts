@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { bufferIO, main } from "../../packages/library/src/cli/index.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { searchConsole } from "../../packages/server/src/store/repositories/console-search.js";
 import {
   catchUpSearchIndex,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { leftOutTotals, progressLine } from "../../packages/library/src/interop/index.js";
+import { leftOutTotals, progressLine } from "../../packages/library/src/internal/index.js";
 
 describe("import summary and progress bar", () => {
   it("the progress bar shows files, megabytes and messages, filled by the bytes read", () => {

@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { importCodexRolloutAsRows } from "../../packages/library/src/interop/codex/trajectory.js";
+import { importInspectLog } from "../../packages/library/src/interop/trajectories/inspect.js";
 import {
-  importCodexRolloutAsRows,
-  importInspectLog,
   importOpenHandsEvents,
   importOpenHandsResolver,
-  importSweAgentTrajectory,
-  type TrajectoryFileImport,
-} from "../../packages/library/src/interop/index.js";
+} from "../../packages/library/src/interop/trajectories/openhands.js";
+import { importSweAgentTrajectory } from "../../packages/library/src/interop/trajectories/swe-agent.js";
+import type { TrajectoryFileImport } from "../../packages/library/src/interop/index.js";
 import {
   projectTrajectoryToChatML,
   storedTurnItemSchema,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { importTrajectoryFile, trajectoryJobs } from "../../packages/library/src/interop/index.js";
+import { importTrajectoryFile } from "../../packages/library/src/interop/index.js";
+import { trajectoryJobs } from "../../packages/library/src/internal/index.js";
 import { projectTrajectoryToChatML } from "../../packages/library/src/trajectory/index.js";
 import { fixturesRoot } from "./fixture-files.js";
 

@@ -104,20 +104,19 @@ function filesUnder(
   return found;
 }
 
-const libraryEntries = [
-  "core",
-  "history",
-  "format",
-  "archive",
-  "pricing",
-  "providers",
-  "conversation",
-  "cli-agents",
-  "trajectory",
-  "interop",
-  "cli",
-];
-const serverEntries = ["store", "gateway", "server", "cli"];
+/** The subpaths of a package's "exports" (`core`, …), read from its package.json. */
+function entriesOf(folder: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(root, folder, "package.json"), "utf8")) as {
+    readonly exports: Record<string, unknown>;
+  };
+  return Object.keys(manifest.exports)
+    .filter((subpath) => subpath !== "./package.json")
+    .map((subpath) => subpath.slice(2));
+}
+
+/** Every entry point of the library, `internal` included (what the server package imports). */
+const libraryEntries = entriesOf("packages/library");
+const serverEntries = entriesOf("packages/server");
 
 let work: string;
 let libraryTarball: string;
@@ -160,6 +159,10 @@ describe("the packed tarballs", () => {
     }
     expect(library).toContain("package/dist/archive/index.js");
     expect(library).toContain("package/dist/archive/index.d.ts");
+    for (const entry of libraryEntries) {
+      expect(library).toContain(`package/dist/${entry}/index.js`);
+      expect(library).toContain(`package/dist/${entry}/index.d.ts`);
+    }
     expect(server).toContain("package/dist/web/index.html");
   });
 

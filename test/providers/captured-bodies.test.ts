@@ -8,12 +8,12 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  SseDecoder,
   createStreamParser,
   parseResponse,
   type ProviderId,
   type RoundResult,
 } from "../../packages/library/src/providers/index.js";
+import { SseDecoder } from "../../packages/library/src/internal/index.js";
 
 const fixture = (path: string) =>
   readFileSync(new URL(`../fixtures/providers/${path}`, import.meta.url));

@@ -20,7 +20,7 @@ import {
   toolResultText,
   type Message,
 } from "../../packages/library/src/history/index.js";
-import { IMAGE_OMITTED_TEXT } from "../../packages/library/src/history/index.js";
+import { IMAGE_OMITTED_TEXT } from "../../packages/library/src/internal/index.js";
 import {
   PROVIDER_IDS,
   checkCachePrefix,

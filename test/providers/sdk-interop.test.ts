@@ -10,11 +10,11 @@ import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Message } from "../../packages/library/src/history/index.js";
 import {
-  SseDecoder,
   createStreamParser,
   renderRequest,
   type ProviderId,
 } from "../../packages/library/src/providers/index.js";
+import { SseDecoder } from "../../packages/library/src/internal/index.js";
 import { startLocalProvider, type ProviderServer } from "../support/provider-servers/index.js";
 
 const history: Message[] = [

@@ -6,11 +6,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  SseDecoder,
   createStreamParser,
   parseResponse,
   type ProviderId,
 } from "../../packages/library/src/providers/index.js";
+import { SseDecoder } from "../../packages/library/src/internal/index.js";
 import { writeAnthropic } from "../support/provider-servers/anthropic.js";
 import { writeGemini } from "../support/provider-servers/gemini.js";
 import type { ScriptedRound, WireWriter } from "../support/provider-servers/harness.js";

@@ -2,8 +2,8 @@ import { sql, type KyselyPlugin, type RootOperationNode } from "kysely";
 import pg from "pg";
 import { expect, it } from "vitest";
 import { sha256Hex } from "../../packages/library/src/core/hash.js";
-import { openApiKeyLookup } from "../../packages/server/src/server/api-key-cache.js";
-import { createApiKey, revokeApiKey } from "../../packages/server/src/server/api-keys.js";
+import { openApiKeyLookup } from "../../packages/server/src/gateway/keys/api-key-cache.js";
+import { createApiKey, revokeApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import type { StoreDatabase } from "../../packages/server/src/store/index.js";
 import { describeEachDialect, postgresUrl, uniqueName } from "../support/databases.js";
 

@@ -10,7 +10,7 @@ import { chromium, type Browser } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { freshDatabase, uniqueName, type FreshDatabase } from "../support/databases.js";
 import { testServer, TEST_OPERATOR_TOKEN, type TestServer } from "../support/server.js";
 

@@ -8,7 +8,7 @@
  */
 import type { LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";

@@ -38,7 +38,7 @@ describeEachDialect("server foundation", (getDatabase, dialect) => {
         message: "no route for GET /no/such/route",
         type: "invalid_request_error",
         param: null,
-        hint: "See docs/server.md for the routes",
+        hint: "See docs/server/README.md for the routes",
         request_id: id,
       },
     });
@@ -70,7 +70,7 @@ describeEachDialect("server foundation", (getDatabase, dialect) => {
   });
 
   it("caller routes take a live API key; the operator token is not one; a revoked key is 401", async () => {
-    const { revokeApiKey } = await import("../../packages/server/src/server/api-keys.js");
+    const { revokeApiKey } = await import("../../packages/server/src/gateway/keys/api-keys.js");
     const key = await server.apiKeyFor(uniqueName("subject"));
     const ok = await server.app.inject({
       method: "GET",

@@ -2,10 +2,10 @@
  * Issue 31, item 5 (security probe): "PostgreSQL: a NUL in `model` on a pass-through route: the
  * call is served but not recorded (the insert fails on 0x00): an audit bypass." The model is the
  * one string of a recorded route's body that is a column of the call's row: it follows the
- * stored-text rule (docs/server.md, "What is stored, and what is refused"), refused with 400
+ * stored-text rule (docs/server/README.md, "What is stored, and what is refused"), refused with 400
  * before anything goes upstream, as on /v1/responses, so a call that cannot be recorded is never
  * served. The messages are kept byte for byte in the row whatever they hold (a NUL in them is
- * served and recorded). Over HTTP (the front path) and injected (the router).
+ * served and recorded). Over HTTP and injected.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../support/databases.js";

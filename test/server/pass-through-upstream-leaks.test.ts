@@ -3,8 +3,7 @@
  * is returned and stored unscrubbed (masked key fragments, internal host names), unlike
  * `/v1/responses`; upstream `set-cookie` and organisation headers reach callers; callers'
  * `OpenAI-Organization` / `OpenAI-Project` headers are forwarded; `x-amz-security-token` is
- * stored with the recorded headers." Each is held on both ways a request reaches the routes:
- * over HTTP (the front path) and injected (Fastify's router).
+ * stored with the recorded headers." Each is held over HTTP and injected.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { gzipSync } from "node:zlib";

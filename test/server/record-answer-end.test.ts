@@ -1,6 +1,6 @@
 /**
  * Issue 18: the end of a recorded call's answer. The client has the whole answer only once the
- * call's bytes are durable (docs/server.md, "What is written when"), also when the upstream
+ * call's bytes are durable (docs/server/recorded-calls.md, "What is written when"), also when the upstream
  * declares a Content-Length (the client then needs no terminator: its last byte is the end);
  * the bytes are passed through unchanged either way; an answer that breaks off upstream ends the
  * client's response and is not recorded.

@@ -1,7 +1,7 @@
 /**
  * Issue 31, item 5: one recorded call of very many tiny messages froze a SQLite server for every
  * subject (its placing was one transaction on the server's thread). It is now placed a slice
- * of messages per transaction, the event loop running between two (gateway/recorded-placing.ts):
+ * of messages per transaction, the event loop running between two (gateway/recording/placing.ts):
  * while it is placed, the event loop is never held long and another subject's calls are
  * answered, and afterwards every message is placed, in order, in one conversation. SQLite and
  * PostgreSQL, a real server on loopback.
@@ -9,7 +9,7 @@
 import { request } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import {

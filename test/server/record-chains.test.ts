@@ -7,8 +7,8 @@
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
-import { RecordedCalls } from "../../packages/server/src/gateway/recorded-calls.js";
+import { prefixHashes } from "../../packages/server/src/gateway/recording/chain-matching.js";
+import { RecordedCalls } from "../../packages/server/src/gateway/recording/calls.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { propertyRuns } from "../support/property-runs.js";
 import { sessionBatchesArbitrary } from "../support/session-steps.js";

@@ -9,11 +9,11 @@
  */
 import type { KyselyPlugin } from "kysely";
 import { afterAll, expect, it } from "vitest";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import {
   RecordedCalls,
   type CallToRecord,
-} from "../../packages/server/src/gateway/recorded-calls.js";
+} from "../../packages/server/src/gateway/recording/calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";

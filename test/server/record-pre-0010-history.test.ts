@@ -4,7 +4,7 @@
  * the console showed them empty, and a call continuing one after the upgrade wrote its new
  * messages as a chain of their own from no message (the history before it missing). Migration
  * 0012 lists them and the gateway writes their history from the calls' stored bytes
- * (gateway/recorded-backfill.ts, run at `verbatim serve` start and by `verbatim db migrate`).
+ * (gateway/recording/backfill.ts, run at `verbatim serve` start and by `verbatim db migrate`).
  * Here a database is migrated to 0009, an Anthropic session (two turns and a fork) and a Chat
  * call are written as 0009's recorder wrote them (the upstream's real bytes), the database is
  * migrated to the newest migration and backfilled, and the conversations are shown, matched and
@@ -14,9 +14,12 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
 import { bufferIO, main } from "verbatim-llm/cli";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { messageHash, prefixHashes } from "../../packages/server/src/gateway/chain-matching.js";
+import {
+  messageHash,
+  prefixHashes,
+} from "../../packages/server/src/gateway/recording/chain-matching.js";
 import { newId } from "../../packages/server/src/gateway/ids.js";
-import { backfillRecordedHistory } from "../../packages/server/src/gateway/recorded-backfill.js";
+import { backfillRecordedHistory } from "../../packages/server/src/gateway/recording/backfill.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { storeMigrations } from "../../packages/server/src/store/migrations/index.js";
 import {

@@ -6,7 +6,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { expect, it } from "vitest";
-import { RecordedCalls } from "../../packages/server/src/gateway/recorded-calls.js";
+import { RecordedCalls } from "../../packages/server/src/gateway/recording/calls.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 
 const SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";

@@ -1,8 +1,8 @@
 /**
- * The every-field table of the Responses create request (docs/server.md, "Conformance: every
+ * The every-field table of the Responses create request (docs/server/responses.md, "Conformance: every
  * field of `POST /v1/responses`"): for each field of the request schema, the value sent and
  * what became of it at each wire format. responses-request-fields.test.ts sends every row;
- * conformance-table.test.ts holds docs/server.md's table to it.
+ * conformance-table.test.ts holds docs/server/responses.md's table to it.
  */
 import { expect } from "vitest";
 

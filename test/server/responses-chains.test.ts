@@ -5,7 +5,7 @@
  * several sessions at the same time, always give one conversation per session; the stored chain
  * of every answer is exactly the history its client sent plus the answer; and no input is
  * stored twice beside itself. Driven through the store and the matcher the service uses
- * (gateway/message-chains.ts), on SQLite and PostgreSQL.
+ * (gateway/conversations/message-chains.ts), on SQLite and PostgreSQL.
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
@@ -14,10 +14,13 @@ import {
   RESPONSES_CHAIN_SEED,
   responseUnits,
   type MatchableMessage,
-} from "../../packages/server/src/gateway/chain-matching.js";
-import { MessageChain, matchable } from "../../packages/server/src/gateway/message-chains.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
-import type { GatewayMessage } from "../../packages/server/src/gateway/message-types.js";
+} from "../../packages/server/src/gateway/recording/chain-matching.js";
+import {
+  MessageChain,
+  matchable,
+} from "../../packages/server/src/gateway/conversations/message-chains.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
+import type { GatewayMessage } from "../../packages/server/src/gateway/conversations/message-types.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { insertCallerDeletion } from "../../packages/server/src/store/repositories/gateway-caller-deletions.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";

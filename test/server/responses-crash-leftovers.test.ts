@@ -7,8 +7,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiKey } from "../../packages/server/src/server/api-keys.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import {
   startControlledUpstream,

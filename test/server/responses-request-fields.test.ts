@@ -3,7 +3,7 @@
  * schema is sent, one at a time, to each of the four wire formats, and it reached the upstream
  * as it is, was mapped to the provider's own field, had a documented no-effect, or was refused
  * with a 400 naming it (and nothing written). The table (request-fields-table.ts) is
- * docs/server.md's conformance table (conformance-table.test.ts holds the two together); a
+ * docs/server/responses.md's conformance table (conformance-table.test.ts holds the two together); a
  * field added to the schema without a row fails the first test. The upstreams are stub
  * models: local servers speaking each provider's wire format, not the providers.
  */

@@ -51,7 +51,7 @@ async function runCodex(baseUrl: string, key: string, prompt: string): Promise<C
         "-c",
         "check_for_update_on_startup=false",
         // The stub upstream (Anthropic) runs no hosted tools: the server refuses web_search
-        // with a 400 naming this setting (docs/server.md).
+        // with a 400 naming this setting (docs/server/responses.md).
         "-c",
         'web_search="disabled"',
         prompt,
@@ -218,7 +218,7 @@ describeEachDialect("the real Codex CLI against the server", (getDatabase) => {
 
   // Codex sends `store: false` and no `previous_response_id`: its second request carries the
   // whole history again, and the server continues the chain its first request stored (the
-  // longest stored prefix of its items, docs/server.md "Matching").
+  // longest stored prefix of its items, docs/server/recorded-calls.md "Matching").
   it(
     "both model calls of the tool turn are stored as one chain (store: false, no previous_response_id)",
     { timeout: 120_000 },

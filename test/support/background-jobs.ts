@@ -2,7 +2,7 @@
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
 import type { TurnItemInput } from "../../packages/server/src/gateway/jobs/job-types.js";
-import { GatewayMessageStore } from "../../packages/server/src/gateway/message-store.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { uniqueName } from "./databases.js";
 
 export const say = (key: string, text: string): TurnItemInput => ({

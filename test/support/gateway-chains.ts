@@ -1,7 +1,7 @@
 import type {
   AppendMessageInput,
   GatewayMessageStore,
-} from "../../packages/server/src/gateway/message-store.js";
+} from "../../packages/server/src/gateway/conversations/message-store.js";
 
 /**
  * A chain's first user message (`userText`), then an in_progress message started after it

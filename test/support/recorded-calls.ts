@@ -1,6 +1,6 @@
 /**
  * Recorded calls are placed in their chains right after the client has its answer
- * (docs/server.md, "Recorded calls"): their conversation, nodes and gateway messages are
+ * (docs/server/recorded-calls.md, "Recorded calls"): their conversation, nodes and gateway messages are
  * written after the call's bytes (which are committed before the client has the answer's
  * end). A test that reads a chain after a call waits for this.
  */

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import { buildServer, type ServerOptions } from "../../packages/server/src/server/app.js";
-import { createApiKey } from "../../packages/server/src/server/api-keys.js";
+import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 export const TEST_OPERATOR_TOKEN = "vop_test-operator-token";

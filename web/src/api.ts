@@ -141,7 +141,7 @@ export interface JobDetail {
   readonly turns: readonly JobTurn[];
 }
 
-/** What the lists can be narrowed to (docs/server.md, "Console"). */
+/** What the lists can be narrowed to (docs/server/console.md, "Console"). */
 export interface ListFilter {
   readonly subject?: string | undefined;
   readonly model?: string | undefined;
@@ -182,7 +182,7 @@ function filterQuery(filter: ListFilter): Record<string, string | undefined> {
   };
 }
 
-/** The largest page the server cuts nothing of below (docs/server.md, "Page size"). */
+/** The largest page the server cuts nothing of below (docs/server/console.md, "Page size"). */
 export const FULL_PAGE_BYTES = 16 * 1024 * 1024;
 
 /** Why a request failed: the server could not be reached, or it answered with an error. */

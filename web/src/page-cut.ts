@@ -4,7 +4,7 @@ import type { StoredMessage } from "./api.js";
 /**
  * Which messages of a page the page size limit may have cut. The server cuts the longest
  * content strings of a page down to one common length and marks only the page
- * (`metadata.content_truncated`, docs/server.md "Page size"), so a string at that length (in
+ * (`metadata.content_truncated`, docs/server/console.md "Page size"), so a string at that length (in
  * escaped UTF-8 bytes, as the server counts) may have been cut; shorter ones were not.
  */
 const encoder = new TextEncoder();

@@ -2,6 +2,7 @@ import { Buffer } from "node:buffer";
 import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DecodeResult } from "../format/decode.js";
+import { ConversationElementDecoder } from "../format/element-decode.js";
 import { QUICK_DECODE_MAX_BYTES, decodeConversationQuickly } from "../format/quick-decode.js";
 import type { Fingerprint } from "./disk.js";
 
@@ -23,8 +24,9 @@ export interface ConversationFileRead {
  * gives undefined. A small file is read whole and decoded without loading zod when it is valid
  * (format/quick-decode.ts). A large one is read in chunks of 1 MiB, each given to the
  * element-wise decoder (format/element-decode.ts), so neither its bytes nor its text are held
- * whole; a file that path does not accept is read again whole and given to the whole-file
- * decoder, which says why it is unreadable.
+ * whole (nor zod loaded when it is valid); a file that path does not accept is read again whole
+ * and given to the whole-file decoder (format/decode.ts, loaded only then), which says why it
+ * is unreadable.
  */
 export async function readConversationFile(
   path: string,
@@ -52,10 +54,6 @@ export async function readConversationFile(
 }
 
 async function decodeInChunks(handle: FileHandle): Promise<DecodeResult> {
-  const [{ ConversationElementDecoder }, { decodeWholeFile }] = await Promise.all([
-    import("../format/element-decode.js"),
-    import("../format/decode.js"),
-  ]);
   const decoder = new ConversationElementDecoder();
   // One buffer for every read: the decoder copies what it keeps of each chunk.
   const chunk = Buffer.allocUnsafe(READ_CHUNK_BYTES);
@@ -64,11 +62,20 @@ async function decodeInChunks(handle: FileHandle): Promise<DecodeResult> {
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
     if (bytesRead === 0) break;
     position += bytesRead;
-    if (!decoder.feed(chunk.subarray(0, bytesRead))) return decodeWholeFile(await readAll(handle));
+    if (!decoder.feed(chunk.subarray(0, bytesRead))) return decodeWholeFile(handle);
   }
   const conversation = decoder.finish();
   if (conversation !== undefined) return { ok: true, conversation, canonical: decoder.canonical };
-  return decodeWholeFile(await readAll(handle));
+  return decodeWholeFile(handle);
+}
+
+/** The whole-file decoder's result for the file: the reason it is unreadable. */
+async function decodeWholeFile(handle: FileHandle): Promise<DecodeResult> {
+  const [{ decodeWholeFile: decode }, bytes] = await Promise.all([
+    import("../format/decode.js"),
+    readAll(handle),
+  ]);
+  return decode(bytes);
 }
 
 /** The whole file, from its first byte (positional reads, so the handle's offset is unused). */

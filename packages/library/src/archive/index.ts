@@ -10,6 +10,6 @@ export type {
   SaveOutcome,
   SaveResult,
 } from "./archive.js";
-export { IMAGE_BUDGET_BYTES, imageFileName, isImageFileName } from "./layout.js";
+export { IMAGE_BUDGET_BYTES, imageFileName } from "./layout.js";
 export { summarizePackage } from "./summary.js";
 export type { PackageSummary } from "./summary.js";

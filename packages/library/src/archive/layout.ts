@@ -57,6 +57,7 @@ export function imageFileName(sha256: string, mimeType: string): string {
   return `${sha256}.${extensionOf(mimeType)}`;
 }
 
+/** True for the name of an image file as the archive names them. */
 export function isImageFileName(name: string): boolean {
   return IMAGE_FILE_NAME.test(name);
 }

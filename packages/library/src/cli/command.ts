@@ -16,8 +16,11 @@ export interface Command {
   run(args: readonly string[], io: CliIO): Promise<number>;
 }
 
+/** Exit code 0: the command did what it was asked. */
 export const EXIT_OK = 0;
+/** Exit code 1: the input is readable but fails the check the command makes. */
 export const EXIT_CHECK_FAILED = 1;
+/** Exit code 2: a usage error or a missing path. */
 export const EXIT_USAGE = 2;
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -55,6 +58,7 @@ function describeCount({ min, max }: { min: number; max: number }): string {
   return min === max ? String(min) : `${min} to ${max}`;
 }
 
+/** A usage_error naming the command's usage line. */
 export function usageError(
   command: Pick<Command, "words" | "usage">,
   message: string,

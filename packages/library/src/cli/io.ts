@@ -10,6 +10,7 @@ export interface CliIO {
   readonly stderrIsTTY?: boolean;
 }
 
+/** The process's standard streams, environment and working folder. */
 export const processIO: CliIO = {
   stdout: (data) => {
     process.stdout.write(data);

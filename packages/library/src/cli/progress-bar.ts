@@ -1,4 +1,5 @@
-import { progressLine, type ImportProgress } from "../interop/index.js";
+import type { ImportProgress } from "../interop/index.js";
+import { progressLine } from "../interop/summary.js";
 import type { CliIO } from "./io.js";
 
 /** A progress bar's listener (undefined when nothing is drawn) and the end of its line. */

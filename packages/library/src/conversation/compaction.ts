@@ -3,7 +3,7 @@ import { toolCallArgumentText, toolResultText } from "../history/blocks.js";
 import type { Message, TextBlock } from "../history/message.js";
 import type { Backend, ProviderBackend } from "./backend.js";
 import type { CompactionPreview, CompactionResult } from "./api.js";
-import { totalInput } from "../pricing/index.js";
+import { totalInput } from "../pricing/cost.js";
 import type { PriceBook } from "./prices.js";
 import type { ConversationState } from "./state.js";
 import type { ToolDefinition } from "../providers/types.js";

@@ -1,6 +1,6 @@
 import type { Usage } from "../format/conversation-schema.js";
 import type { ItemOfType } from "../format/items.js";
-import { totalInput } from "../pricing/index.js";
+import { totalInput } from "../pricing/cost.js";
 import type { PriceBook } from "./prices.js";
 
 /** The share of the context window at which the panel offers compaction (A18). */

@@ -1,5 +1,5 @@
 import type { Cost } from "../format/conversation-schema.js";
-import { accumulateCost, roundDollars } from "../pricing/index.js";
+import { accumulateCost, roundDollars } from "../pricing/cost.js";
 
 /**
  * Combines the conversation's cost so far with one more charge (A8):

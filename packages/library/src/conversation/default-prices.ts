@@ -1,4 +1,4 @@
-import { contextWindow, imagePrice, tokenPrice } from "../pricing/index.js";
+import { contextWindow, imagePrice, tokenPrice } from "../pricing/cost.js";
 import type { PriceBook } from "./prices.js";
 
 /** Providers whose turns are not billed per token (CLI agents on their own plans). */

@@ -1,6 +1,7 @@
 import { CanonicalFragment } from "./canonical-fragment.js";
-import { findNonCanonicalValue } from "./canonical-json-refusal.js";
 import { VerbatimError } from "./errors.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
+import { formatJsonPath } from "./strict-json.js";
 
 /**
  * The canonical JSON writer (docs/format-1.md, "Byte rules"):
@@ -16,13 +17,13 @@ import { VerbatimError } from "./errors.js";
  * - LF line endings and exactly one final LF (added by `canonicalJsonText`).
  *
  * The writer pushes pieces of text onto one array and joins them once (no deep string ropes,
- * no try/catch on the way down); when it meets a value it refuses, a second, slower walk
- * (canonical-json-refusal.ts) finds the JSON path of the first such value.
+ * no try/catch on the way down). When it meets a value it refuses, it writes the value again
+ * with `tracking` set: the same walk then keeps the JSON path it is at and the containers it is
+ * inside, and stops at the first refused value with its path, or at the first cycle exactly
+ * (without tracking a cycle is refused once it nests deeper than MAX_JSON_DEPTH).
  */
 
 export { CanonicalFragment };
-
-export const MAX_CANONICAL_DEPTH = 1000;
 
 /** `"\n" + indent` for each depth. */
 const lineStarts: string[] = [];
@@ -68,8 +69,20 @@ function flush(out: string[]): void {
   out.length = 0;
 }
 
-class Refused {}
-const refused = new Refused();
+/** What the walk refused: a value, described; the path is the tracking walk's. */
+class Refused {
+  constructor(readonly what: string) {}
+}
+
+/**
+ * Set while a refused value is written again to find it: the path of the value being written
+ * and, for each container being written, the length of the path at it (to name a cycle).
+ */
+interface Tracking {
+  readonly path: (string | number)[];
+  readonly ancestors: Map<object, number>;
+}
+let tracking: Tracking | undefined;
 
 function sortKeys(keys: string[]): string[] {
   const length = keys.length;
@@ -98,9 +111,11 @@ function writeArray(array: readonly unknown[], depth: number, out: string[]): vo
     const prefix = index === 0 ? "[" + start : "," + start;
     if (typeof item === "string") out.push(prefix, JSON.stringify(item));
     else {
-      if (item === undefined) throw refused;
+      if (tracking !== undefined) tracking.path.push(index);
+      if (item === undefined) throw new Refused("undefined");
       out.push(prefix);
       writeValue(item, depth + 1, out);
+      if (tracking !== undefined) tracking.path.pop();
     }
     if (out.length > FLUSH_PARTS) flush(out);
   }
@@ -117,8 +132,10 @@ function writeMember(
   const prefix = memberPrefix(depth + 1, key, first);
   if (typeof member === "string") out.push(prefix, JSON.stringify(member));
   else {
+    if (tracking !== undefined) tracking.path.push(key);
     out.push(prefix);
     writeValue(member, depth + 1, out);
+    if (tracking !== undefined) tracking.path.pop();
   }
 }
 
@@ -139,7 +156,7 @@ function writeRecord(record: Record<string, unknown>, depth: number, out: string
 function writeMap(map: Map<unknown, unknown>, depth: number, out: string[]): void {
   const keys: string[] = [];
   for (const key of map.keys()) {
-    if (typeof key !== "string") throw refused;
+    if (typeof key !== "string") throw new Refused("a Map key that is not a string");
     keys.push(key);
   }
   sortKeys(keys);
@@ -161,7 +178,7 @@ function writeValue(value: unknown, depth: number, out: string[]): void {
       out.push(JSON.stringify(value));
       return;
     case "number":
-      if (!Number.isFinite(value)) throw refused;
+      if (!Number.isFinite(value)) throw new Refused(String(value));
       out.push(String(value));
       return;
     case "boolean":
@@ -172,33 +189,65 @@ function writeValue(value: unknown, depth: number, out: string[]): void {
         out.push("null");
         return;
       }
-      if (depth > MAX_CANONICAL_DEPTH) throw refused;
-      if (Array.isArray(value)) {
-        writeArray(value, depth, out);
+      if (tracking === undefined) {
+        writeObject(value, depth, out);
         return;
       }
-      const prototype: unknown = Object.getPrototypeOf(value);
-      if (prototype === Object.prototype || prototype === null) {
-        writeRecord(value as Record<string, unknown>, depth, out);
-        return;
+      const earlier = tracking.ancestors.get(value);
+      if (earlier !== undefined) {
+        const at = formatJsonPath(tracking.path.slice(0, earlier));
+        throw new Refused(`a cycle (this value is also at ${at})`);
       }
-      if (value instanceof Map) {
-        writeMap(value as Map<unknown, unknown>, depth, out);
-        return;
-      }
-      if (value instanceof CanonicalFragment && value.depth === depth) {
-        out.push(value.text);
-        return;
-      }
-      throw refused;
+      tracking.ancestors.set(value, tracking.path.length);
+      writeObject(value, depth, out);
+      tracking.ancestors.delete(value);
+      return;
     }
     default:
-      throw refused;
+      throw new Refused(typeof value);
   }
 }
 
+function writeObject(value: object, depth: number, out: string[]): void {
+  if (depth > MAX_JSON_DEPTH) throw new Refused(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    writeArray(value, depth, out);
+    return;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === Object.prototype || prototype === null) {
+    writeRecord(value as Record<string, unknown>, depth, out);
+    return;
+  }
+  if (value instanceof Map) {
+    writeMap(value as Map<unknown, unknown>, depth, out);
+    return;
+  }
+  if (value instanceof CanonicalFragment) {
+    if (value.depth !== depth) throw new Refused("a fragment written at another depth");
+    out.push(value.text);
+    return;
+  }
+  const name = (value as { constructor?: { name?: string } }).constructor?.name;
+  throw new Refused(`an instance of ${name ?? "an unknown class"}`);
+}
+
+/**
+ * The error for a value the writer refused: the value is written again, tracking, to find the
+ * first refused value in the writer's order and its JSON path.
+ */
 function refusal(value: unknown, depth: number): VerbatimError {
-  const problem = findNonCanonicalValue(value, depth);
+  const walk: Tracking = { path: [], ancestors: new Map() };
+  tracking = walk;
+  let problem = { what: "a value", where: "$" };
+  try {
+    writeValue(value, depth, []);
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error;
+    problem = { what: error.what, where: formatJsonPath(walk.path) };
+  } finally {
+    tracking = undefined;
+  }
   return new VerbatimError(
     "non_canonical_value",
     `${problem.what} cannot be written as canonical JSON`,
@@ -211,15 +260,20 @@ function refusal(value: unknown, depth: number): VerbatimError {
 
 /** Writes `value` onto `out`; with `chunks`, full stretches of text go there as UTF-8. */
 function write(value: unknown, depth: number, out: string[], chunks?: Buffer[]): void {
+  // A getter may write another value while this one is written: each write has its own.
   const outer = byteChunks;
+  const outerTracking = tracking;
   byteChunks = chunks;
+  tracking = undefined;
   try {
     writeValue(value, depth, out);
   } catch (error) {
-    if (error !== refused) throw error;
+    if (!(error instanceof Refused)) throw error;
+    byteChunks = undefined;
     throw refusal(value, depth);
   } finally {
     byteChunks = outer;
+    tracking = outerTracking;
   }
 }
 

@@ -12,6 +12,7 @@ export function sha256Hex(data: Uint8Array | string): string {
   return crypto.createHash("sha256").update(data).digest("hex");
 }
 
+/** True for a lowercase hexadecimal SHA-256 (64 characters). */
 export function isSha256Hex(value: string): boolean {
   return SHA256_HEX.test(value);
 }

@@ -1,4 +1,11 @@
-import { MAX_JSON_DEPTH } from "./strict-json.js";
+/**
+ * The deepest nesting of arrays and objects verbatim reads and writes: the one limit of every
+ * walker of JSON text or values (the strict parser and its HTTP API bodies, the checked
+ * JSON.parse of the format-1 decoder, the canonical writer and the search for what it refuses,
+ * the cache-prefix checker's tree, `nestsTooDeep` for imports). Each counts from its own start:
+ * see core/json-depth.case.ts for what each does at the limit.
+ */
+export const MAX_JSON_DEPTH = 1000;
 
 /**
  * Whether a parsed JSON value nests arrays and objects deeper than the strict parser allows

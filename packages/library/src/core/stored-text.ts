@@ -16,8 +16,10 @@ import { isWellFormedText } from "./bytes.js";
  * `repairStoredText`, so an answer is never lost to the rule. Pure: no I/O, usable anywhere.
  */
 
+/** Why a string breaks the stored-text rule: a lone surrogate, a NUL or a `__proto__` key. */
 export type StoredTextProblem = "lone_surrogate" | "nul" | "prototype_key";
 
+/** Where a value breaks the stored-text rule and why (lone surrogate, NUL, __proto__ key). */
 export interface StoredTextFault {
   /** Where in the value: object keys and array indexes from the top. */
   readonly path: readonly (string | number)[];
@@ -154,7 +156,7 @@ export function describeStoredTextFault(fault: StoredTextFault): string {
 
 /** The hint every refusal of the rule carries. */
 export const STORED_TEXT_HINT =
-  "Send well-formed Unicode without U+0000 (NUL) and without __proto__ keys (docs/server.md, " +
+  "Send well-formed Unicode without U+0000 (NUL) and without __proto__ keys (docs/server/README.md, " +
   '"What is stored, and what is refused"); bytes that are not text go in base64; nothing was written';
 
 /**

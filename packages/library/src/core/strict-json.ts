@@ -1,5 +1,6 @@
 import { Buffer, isUtf8 } from "node:buffer";
 import { VerbatimError } from "./errors.js";
+import { MAX_JSON_DEPTH } from "./json-depth.js";
 
 /**
  * A strict, prototype-safe JSON parser for untrusted input (RFC 8259):
@@ -8,7 +9,8 @@ import { VerbatimError } from "./errors.js";
  * - errors name the line, the column and the JSON path of the problem;
  * - a byte order mark, comments, trailing commas and NaN are errors;
  * - a number too large for a 64-bit float (e.g. `1e400`) is an error, not Infinity;
- * - nesting deeper than 1000 arrays and objects is an error (no stack overflow).
+ * - nesting deeper than MAX_JSON_DEPTH (1000) arrays and objects is an error (no stack
+ *   overflow).
  */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject {
@@ -31,9 +33,6 @@ export type StrictParseResult =
 const PLAIN_STRING = /"[^"\\\u0000-\u001f]*"/y;
 const STRING = /"[^"\\\u0000-\u001f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\u0000-\u001f]*)*"/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-/** The deepest nesting of arrays and objects verbatim reads (the HTTP API's bodies, imports). */
-export const MAX_JSON_DEPTH = 1000;
-const MAX_DEPTH = MAX_JSON_DEPTH;
 
 class Problem {
   constructor(
@@ -178,7 +177,9 @@ class Parser {
         const code = text.charCodeAt(this.index);
         let value: JsonValue;
         if (code === 0x5b || code === 0x7b) {
-          if (frames.length >= MAX_DEPTH) this.fail(`nesting deeper than ${MAX_DEPTH} levels`);
+          if (frames.length >= MAX_JSON_DEPTH) {
+            this.fail(`nesting deeper than ${MAX_JSON_DEPTH} levels`);
+          }
           this.index++;
           this.skipWhitespace();
           const array = code === 0x5b;

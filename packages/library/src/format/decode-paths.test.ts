@@ -7,10 +7,11 @@ import { decodeConversation } from "./decode.js";
 import { encodeConversation } from "./encode.js";
 
 /**
- * decodeConversation reads large files through JSON.parse when that gives the same value as
- * the strict parser (fast-decode.ts). This differential test mutates generated files where the
- * two could disagree (`__proto__` and `constructor` members, repeated keys, undefined keys) and
- * checks that the decoder accepts exactly what the strict parser and the schema accept.
+ * decodeConversation reads files one value at a time through JSON.parse, when that gives the
+ * same value as the strict parser (element-decode.ts, fast-decode.ts), and checks them by hand
+ * (validate.ts). This differential test mutates generated files where it and the strict parser
+ * with the schema could disagree (`__proto__` and `constructor` members, repeated keys,
+ * undefined keys) and checks that the decoder accepts exactly what they accept.
  */
 function strictOnly(bytes: Uint8Array) {
   const text = decodeJsonBytes(bytes);

@@ -1,7 +1,6 @@
 import { Buffer } from "node:buffer";
 import type { z } from "zod";
 import { ConversationElementDecoder } from "./element-decode.js";
-import { fastParseJson } from "./fast-decode.js";
 import { VerbatimError } from "../core/errors.js";
 import {
   decodeJsonBytes,
@@ -57,6 +56,17 @@ export type DecodeResult =
       readonly canonical?: boolean;
     }
   | { readonly ok: false; readonly reason: UnreadableReason };
+
+/**
+ * A decoder of format 1: bytes in, the conversation or the reason out. There are three, held to
+ * one case table (test/support/decoder-cases.ts, run by format/decoders.test.ts):
+ * `decodeWholeFile` (the strict parser and the zod schema: the definition, and every reason),
+ * the element-wise decoder behind `decodeConversation` (element-decode.ts, kept for memory) and
+ * the quick decoder behind `decodeConversationQuickly` (quick-decode.ts, kept for speed on
+ * files up to 8 MiB); the last two use the hand-written check of format 1 (validate.ts) and
+ * hand every doubt to the first.
+ */
+export type ConversationDecoder = (bytes: Uint8Array) => DecodeResult | Promise<DecodeResult>;
 
 function unreadable(reason: UnreadableReason): DecodeResult {
   return { ok: false, reason };
@@ -134,22 +144,15 @@ export function decodeConversation(bytes: Uint8Array): DecodeResult {
 }
 
 /**
- * The whole-file decoder: the file as one string, parsed by the checked JSON.parse or the
- * strict parser. It gives every reason a file is unreadable; `decodeConversation` and the
- * archive's chunked reader use it for every file their element-wise path does not accept.
+ * The whole-file decoder: the file as one string, read by the strict parser and checked by the
+ * zod schema. It gives every reason a file is unreadable; `decodeConversation` and the
+ * archive's reader use it for every file their element-wise path does not accept.
  */
 export function decodeWholeFile(bytes: Uint8Array): DecodeResult {
   const text = decodeJsonBytes(bytes);
   if (!text.ok) {
     const byteOrderMark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
     return unreadable({ kind: byteOrderMark ? "invalidJson" : "notUtf8", message: text.message });
-  }
-  // Fast path: JSON.parse checked to give what the strict parser would (fast-decode.ts). Any
-  // doubt, and every unreadable file, goes through the strict path for the precise reason.
-  const fast = fastParseJson(text.text);
-  if (fast !== undefined) {
-    const quick = conversationSchema.safeParse(fast.value);
-    if (quick.success) return { ok: true, conversation: quick.data };
   }
   const parsed = safeParseStrictJson(text.text);
   if (!parsed.ok) {

@@ -13,6 +13,8 @@ import type { SavedConversation } from "./conversation-schema.js";
  * what it accepts, the whole-file decoder accepts with the same value, and `decodeConversation`
  * gives the same result (value or reason) as the whole-file decoder for every input. Its
  * verdict on the canonical layout does not depend on where the chunks end either (issue 31).
+ * The case lists (layouts, refusals, escapes, bad bytes, nesting) are in the one table of
+ * test/support/decoder-cases.ts (decoders.test.ts); these are the generated and exhaustive ones.
  */
 function fedInChunks(
   bytes: Buffer,
@@ -79,104 +81,9 @@ describe("the element-wise decoder", () => {
     );
   });
 
-  it("A6 reads files that are not canonical: compact, reordered members, CRLF and tabs", () => {
-    const value = JSON.parse(sample.toString("utf8")) as Record<string, unknown>;
-    const compact = Buffer.from(JSON.stringify(value));
-    const reordered = Buffer.from(
-      JSON.stringify(Object.fromEntries(Object.entries(value).reverse()), null, "\t"),
-    );
-    const crlf = Buffer.from(sample.toString("utf8").replaceAll("\n", "\r\n"));
-    for (const bytes of [compact, reordered, crlf]) {
-      expect(expectAgreement(bytes)).toBe(true);
-      expect(fedInChunks(bytes, [5])).toBeDefined();
-    }
-  });
-
   it("A14 truncated at every position: unreadable with the whole-file decoder's reason", () => {
     for (let end = 0; end < sample.length; end += 7) {
       expect(expectAgreement(sample.subarray(0, end), [[1, 13]])).toBe(false);
-    }
-  });
-
-  it("A14 refuses what the whole-file decoder refuses, with the same reason", () => {
-    const text = sample.toString("utf8");
-    const cases: Record<string, string> = {
-      "a repeated key inside an element": text.replace(
-        '"type" : "user"',
-        '"type" : "user", "type" : "user"',
-      ),
-      "a repeated top-level key": text.replace('"model" : "m"', '"model" : "m",\n  "model" : "n"'),
-      "an unknown top-level key": text.replace('"model" : "m"', '"model" : "m",\n  "extra" : 1'),
-      "__proto__ at the top": text.replace('"model" : "m"', '"model" : "m",\n  "__proto__" : {}'),
-      "__proto__ in an element": text.replace(
-        '"type" : "user"',
-        '"type" : "user", "__proto__" : 1',
-      ),
-      "a bad escape": text.replace("héllo", "h\\xllo"),
-      "a short \\u escape": text.replace("héllo", "h\\u12"),
-      "a raw control character": text.replace("héllo", "h\u0001llo"),
-      "a number too large": text.replace('"formatVersion" : 1', '"formatVersion" : 1e400'),
-      "a newer version": text.replace('"formatVersion" : 1', '"formatVersion" : 2'),
-      "a wrong type in an element": text.replace('"type" : "user"', '"type" : 7'),
-      "a trailing comma in an array": text.replace(/\}\n {2}\],/, "},\n  ],"),
-      "a missing comma between elements": text.replace(/\},\n {4}\{/, "}\n    {"),
-      "text after the document": `${text}x`,
-      "two documents": `${text}${text}`,
-      "an array at the top": `[${text}]`,
-      "a byte order mark": `\ufeff${text}`,
-      "mismatched brackets": text.replace(/\}\n {2}\],/, "]\n  ],"),
-      "a quote left open": text.replace('"m"', '"m'),
-    };
-    for (const [name, mutated] of Object.entries(cases)) {
-      expect(mutated, name).not.toBe(text);
-      expect(expectAgreement(Buffer.from(mutated, "utf8")), name).toBe(false);
-    }
-  });
-
-  it("A14 escaped lone surrogates are read as the whole-file decoder reads them", () => {
-    const text = sample.toString("utf8");
-    for (const escape of ["\\ud800", "\\udfff", "\\ud83d", "\\ud83d\\ude00"]) {
-      for (const at of ["héllo", "デザイン"]) {
-        const bytes = Buffer.from(text.replaceAll(at, `${escape}${at}`), "utf8");
-        const whole = decodeWholeFile(bytes);
-        expect(expectAgreement(bytes)).toBe(whole.ok);
-        expect(fedInChunks(bytes, [1])?.conversation).toEqual(
-          whole.ok ? whole.conversation : undefined,
-        );
-      }
-    }
-  });
-
-  it("A14 invalid UTF-8, also split across chunks, is not UTF-8 for both decoders", () => {
-    const text = sample.toString("utf8");
-    const at = sample.indexOf("héllo") + 1;
-    // A UTF-8-encoded lone surrogate (ED A0 80), an overlong form and a cut sequence.
-    for (const bad of [
-      [0xed, 0xa0, 0x80],
-      [0xc0, 0xaf],
-      [0xe3, 0x83],
-    ]) {
-      const bytes = Buffer.concat([sample.subarray(0, at), Buffer.from(bad), sample.subarray(at)]);
-      expect(
-        expectAgreement(bytes, [
-          [at + 1, 1],
-          [at, 1],
-        ]),
-      ).toBe(false);
-      expect(decodeConversation(bytes)).toMatchObject({ ok: false, reason: { kind: "notUtf8" } });
-    }
-    // Between elements, outside strings.
-    const between = Buffer.from(text.replace("},\n    {", "},\n \u00a0   {"), "utf8");
-    expect(expectAgreement(between)).toBe(false);
-  });
-
-  it("A14 nesting past the strict parser's limit inside an element is refused as before", () => {
-    const deep = (levels: number): string => "[".repeat(levels) + "]".repeat(levels);
-    for (const levels of [990, 997, 998, 999, 1000, 5000]) {
-      const text = sample
-        .toString("utf8")
-        .replace('"type" : "user"', `"type" : "user", "deep" : ${deep(levels)}`);
-      expect(expectAgreement(Buffer.from(text))).toBe(false);
     }
   });
 

@@ -1,6 +1,5 @@
 import { Buffer, isUtf8 } from "node:buffer";
-import { z } from "zod";
-import { conversationSchema, type SavedConversation } from "./conversation-schema.js";
+import type { SavedConversation } from "./conversation-schema.js";
 import { checkedJsonParse, type CheckedValue } from "./fast-decode.js";
 import {
   CLOSE_BRACE,
@@ -16,24 +15,37 @@ import {
   stringEnd,
   valueEnd,
 } from "./json-bytes.js";
+import { elementCheckOf, isConversationKey, validateConversation } from "./validate.js";
 
 /**
  * Decodes `conversation.json` one value at a time, from bytes given in chunks, so that a large
  * file is never held as one string (docs/archive.md, "Memory"). The top-level object is read
  * here; each element of its arrays (history messages, items, …) and each other member is cut
  * out of the bytes, parsed with JSON.parse (checked as in fast-decode.ts: repeated keys,
- * numbers, depth) and validated by its own schema, so its parsed copy is dropped at once.
+ * numbers, depth) and validated by format 1's hand-written check (validate.ts), so its parsed
+ * copy is dropped at once and zod is never loaded for a file this path accepts.
  *
  * This path only ever accepts: a file it has any doubt about (not UTF-8, malformed, a repeated
- * or unknown top-level key, an element the schema refuses, …) makes it give up, and the caller
- * decodes the whole file with the whole-file decoder, which gives the precise reason. What it
- * accepts, it accepts with the value the whole-file decoder gives (element-decode.test.ts).
+ * or unknown top-level key, an element format 1 refuses, …) makes it give up, and the caller
+ * decodes the whole file with the whole-file decoder (decode.ts), which gives the precise
+ * reason. What it accepts, it accepts with the value the whole-file decoder gives.
  *
  * In the same pass it finds whether the bytes are exactly the canonical encoding of what it
  * returns (`canonical`): the whitespace between top-level tokens is counted here, each value's
  * layout is checked where its end is found (json-bytes.ts) and its key order where it is parsed
- * (fast-decode.ts). The schema changes no value (id maps become Maps, which are written as
+ * (fast-decode.ts). The check changes no value (id maps become Maps, which are written as
  * objects), so the encoding of the decoded conversation is that of the parsed text.
+ *
+ * A second decoder of format 1, kept for memory beside the whole-file decoder (the strict
+ * parser and zod, decode.ts), which stays the definition and gives the reasons. Workload: the
+ * archive opening a file larger than 8 MiB, read in 1 MiB chunks: `node bin/run-ts.js
+ * bench/archive/memory.ts --megabytes 40`, the row "open" against the floor of any whole-file
+ * decoder, "parse" (the file read as text and given to JSON.parse): 3.14× against 5.21× the
+ * file's size above the empty process with Node's defaults, 1.83× against 3.14× as the
+ * `verbatim` command, when measured. It is also faster than the whole-file decoder (0.59× to
+ * 0.66× of its CPU time, `node --expose-gc bin/run-ts.js bench/archive/decoders.ts`). The three
+ * decoders run the one case table test/support/decoder-cases.ts (format/decoders.test.ts),
+ * this one whole and in chunks of several sizes.
  */
 type Phase =
   | "start"
@@ -48,8 +60,6 @@ type Phase =
   | "end"
   | "failed";
 
-const shape = conversationSchema.shape as Record<string, z.ZodType>;
-
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
 /**
@@ -60,14 +70,6 @@ const LINE = 1 << 20;
 const ODD_GAP = -1;
 function gapOf(level: number): number {
   return LINE + 2 * level;
-}
-
-/** The element schema of a top-level array member, when it has no other check. */
-function elementSchemaOf(key: string): z.ZodType | undefined {
-  const field = shape[key];
-  if (!(field instanceof z.ZodArray)) return undefined;
-  if ((field._zod.def.checks ?? []).length > 0) return undefined;
-  return field.element as z.ZodType;
 }
 
 export class ConversationElementDecoder {
@@ -87,7 +89,7 @@ export class ConversationElementDecoder {
   private readonly members = new Map<string, unknown>();
   private readonly arrays = new Map<string, unknown[]>();
   private key = "";
-  private elementSchema: z.ZodType | undefined;
+  private elementCheck: ((value: unknown) => unknown) | undefined;
   private elements: unknown[] = [];
   private readonly found = newValueEnd();
   /** False once anything read is not as the canonical writer writes it. */
@@ -146,11 +148,10 @@ export class ConversationElementDecoder {
     if (this.held > 0) this.scanHeld();
     if (this.phase !== "end" || this.held > 0) return undefined;
     const skeleton: Record<string, unknown> = {};
-    // Every key was checked to be one of the schema's, so none of them is `__proto__`.
+    // Every key was checked to be one of format 1's, so none of them is `__proto__`.
     for (const [key, value] of this.members) skeleton[key] = value;
-    const result = conversationSchema.safeParse(skeleton);
-    if (!result.success) return undefined;
-    const conversation = result.data as Record<string, unknown>;
+    const conversation = validateConversation(skeleton) as Record<string, unknown> | undefined;
+    if (conversation === undefined) return undefined;
     for (const [key, elements] of this.arrays) conversation[key] = elements;
     return conversation as unknown as SavedConversation;
   }
@@ -231,7 +232,7 @@ export class ConversationElementDecoder {
           const end = stringEnd(bytes, position);
           if (end === NEED_MORE) return position;
           const key = this.parse(bytes, position, end, 1, 0)?.value;
-          if (typeof key !== "string" || !Object.hasOwn(shape, key) || this.members.has(key)) {
+          if (typeof key !== "string" || !isConversationKey(key) || this.members.has(key)) {
             return this.fail();
           }
           this.token(gapOf(1));
@@ -250,10 +251,10 @@ export class ConversationElementDecoder {
           position++;
           break;
         case "value": {
-          const elementSchema = byte === OPEN_BRACKET ? elementSchemaOf(this.key) : undefined;
-          if (elementSchema !== undefined) {
+          const elementCheck = byte === OPEN_BRACKET ? elementCheckOf(this.key) : undefined;
+          if (elementCheck !== undefined) {
             this.token(1);
-            this.elementSchema = elementSchema;
+            this.elementCheck = elementCheck;
             this.elements = [];
             this.members.set(this.key, []);
             this.arrays.set(this.key, this.elements);
@@ -292,9 +293,9 @@ export class ConversationElementDecoder {
           this.token(gapOf(2));
           if (!found.canonical) this.laidOut = false;
           const parsed = this.parse(bytes, position, found.end, 2, found.members);
-          const checked = parsed && this.elementSchema?.safeParse(parsed.value);
-          if (checked === undefined || !checked.success) return this.fail();
-          this.elements.push(checked.data);
+          const checked = parsed && this.elementCheck?.(parsed.value);
+          if (checked === undefined) return this.fail();
+          this.elements.push(checked);
           this.phase = "afterElement";
           position = found.end;
           break;

@@ -1,39 +1,22 @@
-/**
- * A fast path for reading large `conversation.json` files: the engine's JSON.parse (several
- * times faster than the strict parser) followed by the checks that make its result the same as
- * the strict parser's for a decoder that copies every value through the schema:
- * - no key repeated inside one object: the members written in the text (a `:` outside strings
- *   marks each one) must equal the keys JSON.parse kept;
- * - every number finite (JSON.parse turns `1e400` into Infinity);
- * - nesting no deeper than the strict parser's limit.
- * When any check fails, the caller runs the strict path, which gives the precise reason.
- */
-const MAX_DEPTH = 1000;
+import { MAX_JSON_DEPTH } from "../core/json-depth.js";
 
-/** Members written in JSON text: `:` characters outside strings. */
-function membersInText(text: string): number {
-  let members = 0;
-  let index = 0;
-  for (;;) {
-    const quote = text.indexOf('"', index);
-    const end = quote === -1 ? text.length : quote;
-    for (let colon = text.indexOf(":", index); colon !== -1 && colon < end;) {
-      members++;
-      colon = text.indexOf(":", colon + 1);
-    }
-    if (quote === -1) return members;
-    // Skip the string: its end is the next quote not preceded by an odd number of backslashes.
-    let close = text.indexOf('"', quote + 1);
-    for (;;) {
-      if (close === -1) return -1;
-      let backslashes = 0;
-      while (text.charCodeAt(close - 1 - backslashes) === 0x5c) backslashes++;
-      if (backslashes % 2 === 0) break;
-      close = text.indexOf('"', close + 1);
-    }
-    index = close + 1;
-  }
-}
+/**
+ * JSON.parse of a value of a `conversation.json` (the element-wise decoder, element-decode.ts,
+ * parses each element and member this way, the quick decoder, quick-decode.ts, the whole file)
+ * followed by the checks that make its result the same as the strict parser's
+ * (core/strict-json.ts) for a decoder that copies every value through the schema:
+ * - no key repeated inside one object: the members written in the text (each `:` outside
+ *   strings, counted by the caller while it finds the value's end, json-bytes.ts) must equal
+ *   the keys JSON.parse kept;
+ * - every number finite (JSON.parse turns `1e400` into Infinity);
+ * - nesting no deeper than the strict parser's limit (MAX_JSON_DEPTH).
+ * When any check fails, the caller runs the strict path, which gives the precise reason.
+ *
+ * The fast twin of the strict parser: several times faster (`node bin/run-ts.js
+ * bench/canonical-json/run.ts --rounds 5`, the rows JSON.parse and strict parser alone).
+ * fast-decode.test.ts holds the two to the same values on generated JSON, and the decoders' case
+ * table (test/support/decoder-cases.ts) to the same verdicts.
+ */
 
 /**
  * Set by `keysInValue` when an object's keys are not in the canonical writer's order (sorted by
@@ -47,7 +30,7 @@ const ARRAY_INDEX = /^[0-9]+$/;
 function keysInValue(value: unknown, depth: number): number {
   if (typeof value === "number") return Number.isFinite(value) ? 0 : -1;
   if (typeof value !== "object" || value === null) return 0;
-  if (depth >= MAX_DEPTH) return -1;
+  if (depth >= MAX_JSON_DEPTH) return -1;
   let keys = 0;
   if (Array.isArray(value)) {
     for (const element of value) {
@@ -80,15 +63,10 @@ export interface CheckedValue {
   readonly keysInOrder: boolean;
 }
 
-/** The parsed value when the fast path applies; undefined sends the caller to the strict path. */
-export function fastParseJson(text: string): CheckedValue | undefined {
-  return checkedJsonParse(text, 0, membersInText(text));
-}
-
 /**
- * JSON.parse of a value found at nesting `depth` of a document, with the same checks as
- * `fastParseJson`; `members` is the number of members written in `text` (its `:` outside
- * strings), counted by the caller.
+ * JSON.parse of a value found at nesting `depth` of a document, with the checks above;
+ * `members` is the number of members written in `text` (its `:` outside strings), counted by
+ * the caller. Undefined sends the caller to the strict path.
  */
 export function checkedJsonParse(
   text: string,

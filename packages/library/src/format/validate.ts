@@ -7,14 +7,52 @@ import type { SavedConversation } from "./conversation-schema.js";
  * `conversationSchema.safeParse(value)` gives for an accepted value (the same values, objects
  * copied with their keys in the schema's order, id maps as Maps) and undefined for every value
  * the schema refuses. It says nothing about why: a caller that needs the reason runs the zod
- * decoder (format/decode.ts), which is loaded only then. This keeps zod, the largest module
- * graph a short command would load, out of reading a valid file (`verbatim archive check`).
- * format/validate.test.ts holds it to the zod schemas (conversation-schema.ts, items.ts,
- * history/schema.ts), which stay the definition of format 1.
+ * decoder (format/decode.ts), which is loaded only then. The element-wise reader
+ * (element-decode.ts) checks each element of a file with `elementCheckOf`, so no file it
+ * accepts loads zod.
+ *
+ * The second validator of format 1, kept for start-up time: the zod schemas
+ * (conversation-schema.ts, items.ts, history/schema.ts) stay the definition and the
+ * explanation. Workload: a short command reading a valid package, `verbatim archive check`:
+ * `node bin/run-ts.js bench/cli/run.ts --runs 15 --command "node <the compiled bin>"`, the row
+ * `archive check` against the row `import zod only`, the floor of any command that loads zod
+ * (1.85× and 2.95× `node -e 0` when measured; the same command with zod loaded, `--command
+ * "node --import=zod <the compiled bin>"`, 4.05×). Both validators (`ConversationValidator`)
+ * run the one case table test/support/decoder-cases.ts (format/decoders.test.ts), and
+ * format/validate.test.ts holds them to the same verdict and output on generated and mutated
+ * conversations.
  */
 export function validateConversation(value: unknown): SavedConversation | undefined {
   const checked = conversation(value);
   return checked === INVALID ? undefined : (checked as SavedConversation);
+}
+
+/**
+ * A validator of format 1: a parsed value in, the conversation format 1 makes of it out (values
+ * copied, keys in the schema's order, id maps as Maps), or undefined for a value it refuses.
+ * `validateConversation` is one; `conversationSchema.safeParse`'s data is the other.
+ */
+export type ConversationValidator = (value: unknown) => SavedConversation | undefined;
+
+/** Whether format 1 defines a top-level member `key` (`__proto__` and the like are not). */
+export function isConversationKey(key: string): boolean {
+  return Object.hasOwn(conversationShape, key);
+}
+
+/**
+ * The check of one element of the top-level array `key` (`history`, `items`, …), for a reader
+ * that validates a file one element at a time: the element as `validateConversation` gives it
+ * inside the conversation, or undefined when format 1 refuses it. Undefined for a key that is
+ * not an array member.
+ */
+export function elementCheckOf(key: string): ((value: unknown) => unknown) | undefined {
+  const field = isConversationKey(key) ? conversationShape[key] : undefined;
+  const element = typeof field === "function" ? arrayElements.get(field) : undefined;
+  if (element === undefined) return undefined;
+  return (value) => {
+    const checked = element(value);
+    return checked === INVALID ? undefined : checked;
+  };
 }
 
 const INVALID: unique symbol = Symbol("invalid");
@@ -50,8 +88,11 @@ function optional(check: Check): Optional {
   return { optional: (value) => (value === undefined ? undefined : check(value)) };
 }
 
+/** The element check of each check made by `array`. */
+const arrayElements = new WeakMap<Check, Check>();
+
 function array(element: Check): Check {
-  return (value) => {
+  const check: Check = (value) => {
     if (!Array.isArray(value)) return INVALID;
     const output: unknown[] = [];
     for (const entry of value as readonly unknown[]) {
@@ -61,6 +102,8 @@ function array(element: Check): Check {
     }
     return output;
   };
+  arrayElements.set(check, element);
+  return check;
 }
 
 /** zod's strictObject: every key known, required keys present, output keys in shape order. */
@@ -254,7 +297,7 @@ const pendingMessage = strictObject({
   text: string,
   images: optional(array(strictObject({ sha256, mimeType }))),
 });
-const conversation = strictObject({
+const conversationShape: Shape = {
   formatVersion: oneOf(1),
   provider: optional(string),
   model: optional(string),
@@ -284,4 +327,5 @@ const conversation = strictObject({
   sentFacts: array(
     strictObject({ message: count, sections: optional(idMap(matching(SHA256_HEX_PATTERN))) }),
   ),
-});
+};
+const conversation = strictObject(conversationShape);

@@ -1,4 +1,3 @@
-export { BLOCK_TYPES, IMAGE_OMITTED_TEXT, ROLES } from "./message.js";
 export type {
   Block,
   BlockType,
@@ -19,8 +18,7 @@ export {
   toolResultFromBytes,
   toolResultText,
 } from "./blocks.js";
-export { blockSchema, messageIsWellFormed, messageSchema, roleSchema } from "./schema.js";
-export { isBlockList } from "./block-check.js";
+export { messageSchema } from "./schema.js";
 export type {
   ChatMLContentPart,
   ChatMLImagePart,

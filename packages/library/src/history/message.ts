@@ -63,6 +63,7 @@ export interface Message {
   readonly content: readonly Block[];
 }
 
+/** The five block types of a history message. */
 export const BLOCK_TYPES: readonly BlockType[] = [
   "text",
   "image",
@@ -70,6 +71,7 @@ export const BLOCK_TYPES: readonly BlockType[] = [
   "toolCall",
   "toolResult",
 ];
+/** The three roles of a history message: user, assistant, tool. */
 export const ROLES: readonly Role[] = ["user", "assistant", "tool"];
 
 /** The text the model gets where an image was dropped from the saved conversation (A16). */

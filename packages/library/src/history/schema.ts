@@ -74,6 +74,7 @@ export const toolResultBlockSchema = z
   .transform((value) => value as ToolResultBlock);
 exactlyOneOfKeys.set(toolResultBlockSchema, ["content", "contentBase64"]);
 
+/** The zod schema of one history block. */
 export const blockSchema = z.discriminatedUnion("type", [
   textBlockSchema,
   imageBlockSchema,
@@ -82,6 +83,7 @@ export const blockSchema = z.discriminatedUnion("type", [
   toolResultBlockSchema,
 ]);
 
+/** The zod schema of a history message's role. */
 export const roleSchema = z.enum(["user", "assistant", "tool"]);
 
 export const messageSchema = z.strictObject({

@@ -1,5 +1,4 @@
-import { nestsTooDeep } from "../core/json-depth.js";
-import { MAX_JSON_DEPTH } from "../core/strict-json.js";
+import { MAX_JSON_DEPTH, nestsTooDeep } from "../core/json-depth.js";
 import { recordOf, type JsonRecord } from "./json-access.js";
 import { LineSample } from "./line-sample.js";
 

@@ -12,15 +12,13 @@ import { readSourceFile } from "./source-files.js";
 /** A sub-agent's `.meta.json` names its type and task: anything larger is not one. */
 const SUBAGENT_META_MAX_BYTES = 1024 * 1024;
 
-/** How each conversation source finds its files in a folder and reads one. */
+/** How each conversation source reads one of its files (source-names.ts says which files). */
 interface ConversationImporter {
-  accept(name: string): boolean;
   importFile(file: string, bytes: Uint8Array): Promise<FileImport>;
 }
 
 const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
   "claude-code": {
-    accept: (name) => name.endsWith(".jsonl"),
     async importFile(file, bytes) {
       if (agentFileId(file) === undefined) return importClaudeCodeFile(file, bytes);
       const metaFile = file.replace(/\.jsonl$/, ".meta.json");
@@ -35,14 +33,9 @@ const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
     },
   },
   codex: {
-    accept: (name) => name.endsWith(".jsonl"),
     importFile: async (file, bytes) => importCodexRollout(file, bytes),
   },
 };
-
-export function acceptsFile(source: ConversationSource, name: string): boolean {
-  return importers[source].accept(name);
-}
 
 /** Reads one source file of a conversation source (a sub-agent's `.meta.json` included). */
 export async function importConversationFile(

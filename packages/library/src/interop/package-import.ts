@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { stat } from "node:fs/promises";
 import { FolderSyncBatch } from "../archive/folder-sync-batch.js";
 import type { PackageOutcome } from "./archive-target.js";
@@ -7,10 +6,11 @@ import type { ConversationOutcome, FileOutcome } from "./package-file-import.js"
 import { importWithThreads } from "./parallel-import.js";
 import { progressCounter, type ImportProgress } from "./progress.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
+import { defaultImportJobs } from "./source-names.js";
 
 export type { ImportProgress } from "./progress.js";
 export type { ConversationOutcome } from "./package-file-import.js";
-export { acceptsFile, importConversationFile } from "./package-file-import.js";
+export { importConversationFile } from "./package-file-import.js";
 
 export interface PackageImportReport {
   readonly source: ConversationSource;
@@ -30,13 +30,6 @@ export interface PackageImportReport {
     readonly refused: number;
   };
 }
-
-/** The threads an import uses by default: the machine's available parallelism, at most 4. */
-export function defaultImportJobs(): number {
-  return Math.min(availableParallelism(), MAX_DEFAULT_JOBS);
-}
-
-const MAX_DEFAULT_JOBS = 4;
 
 /**
  * Below this many bytes to import, an import with the default jobs starts no worker thread.

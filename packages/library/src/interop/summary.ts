@@ -9,6 +9,7 @@ export interface LeftOutTotal {
   readonly files: number;
 }
 
+/** What an import left out, counted by kind. */
 export function leftOutTotals(entries: readonly LeftOutEntry[]): LeftOutTotal[] {
   const totals = new Map<
     string,

@@ -5,12 +5,14 @@
 import { VerbatimError } from "../core/errors.js";
 import type { ProviderId } from "./types.js";
 
+/** Where a provider answers and which environment variables name its key. */
 export interface ProviderEndpoint {
   readonly keyVariables: readonly string[];
   readonly baseUrlVariable: string;
   readonly defaultBaseUrl: string;
 }
 
+/** Each provider's default base URL, path and key variables. */
 export const PROVIDER_ENDPOINTS: Readonly<Record<ProviderId, ProviderEndpoint>> = {
   anthropic: {
     keyVariables: ["ANTHROPIC_API_KEY"],
@@ -95,6 +97,7 @@ export function requestHeaders(
   return headers;
 }
 
+/** The URL, headers and key of a provider from options and the environment. */
 export function resolveEndpoint(
   provider: ProviderId,
   options: {

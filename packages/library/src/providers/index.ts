@@ -26,14 +26,9 @@ export type {
   TransportOptions,
 } from "./types.js";
 export { renderRequest } from "./render.js";
-export { attachSignedMaterial, hasSignedMaterial } from "./signed.js";
 export { createStreamParser, parseResponse } from "./parse.js";
 export type { SseEvent, StreamParser } from "./parse.js";
 export { sendRound, streamRound } from "./transport.js";
-export { PROVIDER_ENDPOINTS, requestHeaders, requestUrl, resolveEndpoint } from "./endpoints.js";
-export type { ProviderEndpoint } from "./endpoints.js";
-export { isRetryableStatus, retryAfterMs } from "./transport.js";
-export { SseDecoder } from "./wire/sse.js";
 export { checkCachePrefix } from "./cache-prefix/check.js";
 export type {
   CachePrefixDifference,

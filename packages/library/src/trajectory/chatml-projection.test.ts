@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TURN_1, TURN_2, workedExampleRows } from "../../../../test/support/trajectory-fixtures.js";
+import { TRAJECTORY_ITEM_TYPES } from "./items.js";
 import {
-  TRAJECTORY_ITEM_TYPES,
   projectItemsToChatML,
   projectTrajectoryToChatML,
   storedTurnItemSchema,

@@ -199,6 +199,7 @@ export type NoticeItem = z.output<typeof noticeItemSchema>;
 export type TrajectoryItem = z.output<typeof trajectoryItemSchema>;
 export type TrajectoryItemType = TrajectoryItem["type"];
 
+/** The types of semantic trajectory items. */
 export const TRAJECTORY_ITEM_TYPES: readonly TrajectoryItemType[] = [
   "system_message",
   "user_message",

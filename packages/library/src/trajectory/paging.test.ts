@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMLMessage } from "../history/chatml.js";
-import { fitPageToLimit, pageByteLength, type ProjectedMessages } from "./index.js";
+import { fitPageToLimit, pageByteLength } from "./paging.js";
+import type { ProjectedMessages } from "./index.js";
 
 const page = (messages: ChatMLMessage[]): ProjectedMessages => ({
   messages,

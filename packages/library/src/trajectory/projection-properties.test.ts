@@ -3,11 +3,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { anyText } from "../../../../test/support/text-arbitraries.js";
 import type { ChatMLMessage } from "../history/chatml.js";
+import { pageByteLength } from "./paging.js";
 import {
   fitPageToLimit,
   modelVisibleJson,
   modelVisibleTrajectory,
-  pageByteLength,
   projectTrajectoryToChatML,
   type ChatMLTrajectory,
   type StoredTurnItem,

@@ -10,6 +10,7 @@ export const ITEM_KEY_MAX_LENGTH = 200;
 /** An item key that starts with this marks a message the job's caller sent (B7). */
 export const CLIENT_ITEM_KEY_PREFIX = "client:";
 
+/** The zod schema of an item key (non-empty, bounded length). */
 export const itemKeySchema = z
   .string()
   .min(1, "an item key is not empty")

@@ -21,6 +21,7 @@ export interface SecretRule {
 const before = "(?<![A-Za-z0-9_\\-])";
 const after = "(?![A-Za-z0-9_\\-])";
 
+/** The secret patterns the default sanitizer redacts. */
 export const defaultSecretRules: readonly SecretRule[] = [
   {
     name: "anthropic_api_key",

@@ -8,6 +8,7 @@ import { z } from "zod";
  */
 const count = z.int().min(0);
 
+/** The zod schema of one model call's reported usage. */
 export const modelUsageSchema = z.strictObject({
   /** The model the source named, as it named it. */
   model: z.string().optional(),
@@ -25,6 +26,7 @@ export const modelUsageSchema = z.strictObject({
 
 export type ModelUsage = z.output<typeof modelUsageSchema>;
 
+/** The token counts a model usage record may hold. */
 export const MODEL_USAGE_COUNTS = [
   "input_tokens",
   "output_tokens",

@@ -1,4 +1,4 @@
-import type { Command, ServerCommandName } from "verbatim-llm/cli";
+import type { Command, ServerCommandName } from "verbatim-llm/internal";
 
 /**
  * The commands this package adds to `verbatim`, each loaded only when it runs. The library's

@@ -1,4 +1,7 @@
-import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
+import type { ErrorCodeDefinition } from "verbatim-llm/core";
+import { registerErrorCodes } from "verbatim-llm/internal";
+// The store's codes come with the gateway's: whoever answers the gateway's errors answers them.
+import "../store/error-codes.js";
 
 /**
  * The error codes the gateway layer raises (docs/errors.md, group "gateway"). Add a code here, then
@@ -118,7 +121,7 @@ export const gatewayCodes = [
     httpStatus: 503,
     meaning: "No upstream model provider is configured for the requested model.",
     remedy:
-      "Set ANTHROPIC_API_KEY or OPENAI_API_KEY (and optionally ANTHROPIC_BASE_URL / OPENAI_BASE_URL) in the server's environment, or map the model with VERBATIM_MODEL_PROVIDERS (docs/server.md).",
+      "Set ANTHROPIC_API_KEY or OPENAI_API_KEY (and optionally ANTHROPIC_BASE_URL / OPENAI_BASE_URL) in the server's environment, or map the model with VERBATIM_MODEL_PROVIDERS (docs/server/README.md).",
   },
   {
     code: "upstream_failed",
@@ -146,7 +149,7 @@ export const gatewayCodes = [
     code: "upstream_request_too_large",
     httpStatus: 413,
     meaning: "The upstream model provider refused the request as too large (its HTTP 413).",
-    remedy: "Send a shorter input or context (compress the conversation, docs/server.md).",
+    remedy: "Send a shorter input or context (compress the conversation, docs/server/README.md).",
   },
   {
     code: "upstream_rate_limited",
@@ -160,6 +163,28 @@ export const gatewayCodes = [
     httpStatus: 504,
     meaning: "The upstream model provider did not answer in time.",
     remedy: "Retry later, or raise VERBATIM_UPSTREAM_TIMEOUT_MS on the server.",
+  },
+  {
+    code: "console_worker_failed",
+    httpStatus: 503,
+    meaning:
+      "The console's worker thread, which builds the console's message and job pages, stopped while building this page, and again in the thread started to retry it.",
+    remedy:
+      "Retry the request (a new thread starts with it); the server log has the thread's error.",
+  },
+  {
+    code: "console_page_timeout",
+    httpStatus: 503,
+    meaning:
+      "The console's worker thread did not finish building this page within its time (30 s): the thread was stopped and the page not built.",
+    remedy:
+      "Retry the request (a new thread starts with it); if the same page times out again, report it with the server log, which names the page.",
+  },
+  {
+    code: "api_key_not_found",
+    httpStatus: 404,
+    meaning: "The API key given to `verbatim keys revoke` is not stored in this database.",
+    remedy: "Check the key and the --db it was created in.",
   },
 ] as const satisfies readonly ErrorCodeDefinition[];
 

@@ -3,9 +3,12 @@ import { createServer, type IncomingMessage } from "node:http";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import { VerbatimError } from "verbatim-llm/core";
+import { ConsoleService } from "../gateway/console/service.js";
+import type { ConsolePages } from "../gateway/console/worker/pages.js";
+import { checkHealth } from "../gateway/maintenance/health.js";
 import { GatewayMessageStore } from "../gateway/index.js";
-import type { StoreDatabase } from "../store/index.js";
-import { openApiKeyLookup } from "./api-key-cache.js";
+import { openApiKeyLookup } from "../gateway/keys/api-key-cache.js";
+import type { StoreDatabase } from "../store/database.js";
 import { apiKeyAuth, operatorAuth } from "./auth.js";
 import { clientErrorHandler, frameworkErrorHandler, refuseExpectation } from "./client-errors.js";
 import { handleError, sendError } from "./errors.js";
@@ -17,14 +20,12 @@ import { checkFieldIds, checkPathIds } from "./id-shape.js";
 import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
 import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
-import { PassThroughFront } from "./pass-through-front.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { RouteTable } from "./route-table.js";
 import { refuseOtherRequestTargets } from "./request-target.js";
 import { registerCallerRoutes } from "./routes/caller.js";
 import { consoleRouteHeaders } from "./console/reply-headers.js";
 import { registerConsoleRoutes } from "./routes/console.js";
-import { openConsolePages, type ConsolePages } from "./console/worker/pages.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerMissingPageRoutes, registerWebRoutes } from "./routes/web.js";
 import {
@@ -57,7 +58,7 @@ export interface ServerOptions {
    * `loopback`, `linklocal`, `uniquelocal`); by default the client is the connection's peer.
    */
   readonly trustedProxies?: readonly string[];
-  /** Header, body and idle timeouts (docs/server.md, "Timeouts"); defaults DEFAULT_TIMEOUTS. */
+  /** Header, body and idle timeouts (docs/server/README.md, "Timeouts"); defaults DEFAULT_TIMEOUTS. */
   readonly timeouts?: Partial<ServerTimeouts>;
   /** Upstream model providers for POST /v1/responses (default: none configured). */
   readonly upstream?: UpstreamConfig;
@@ -73,12 +74,12 @@ export interface ServerOptions {
   readonly messageCacheBytes?: number;
   /**
    * Valid API keys kept in memory on PostgreSQL while the server hears of every key change
-   * (default on; docs/server.md, "API keys"); `false` reads each request's key.
+   * (default on; docs/server/README.md, "API keys"); `false` reads each request's key.
    */
   readonly apiKeyCache?: boolean;
   /**
    * Run the recorded calls' raw bodies (/v1/messages, /v1/chat/completions) through the
-   * trajectory sanitizer before storing them (default false: exact bytes; docs/server.md,
+   * trajectory sanitizer before storing them (default false: exact bytes; docs/server/recorded-calls.md,
    * "Recorded calls"). `verbatim serve` reads VERBATIM_RECORD_REDACT=1.
    */
   readonly recordRedact?: boolean;
@@ -121,14 +122,9 @@ const MAX_PARAM_LENGTH = 1024;
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const timeouts = checkTimeouts({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
-  // Requests over HTTP to the pass-through routes are served before the router once the routes
-  // exist (pass-through-front.ts); everything else, and every injected request, takes the router.
-  const front = new PassThroughFront();
   const app = Fastify({
     serverFactory: (router, settings) => {
-      const server = createServer(settings.http ?? {}, (request, response) =>
-        front.route(request, response, () => router(request, response)),
-      );
+      const server = createServer(settings.http ?? {}, router);
       server.keepAliveTimeout = timeouts.idleMs;
       server.requestTimeout = timeouts.bodyMs;
       return server;
@@ -158,7 +154,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
   });
   app.server.on("checkExpectation", refuseExpectation);
-  app.decorate("passThroughFront", front);
   app.decorateRequest("subjectUid", "");
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -183,7 +178,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       request,
       reply,
       new VerbatimError("route_not_found", `no route for ${request.method} ${path}`, {
-        hint: "See docs/server.md for the routes",
+        hint: "See docs/server/README.md for the routes",
       }),
     );
   });
@@ -270,26 +265,27 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // One message store (and so one message cache) for the console and the caller routes.
   const cacheBytes = options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024;
   const store = new GatewayMessageStore(options.database, { cacheBytes });
-  // The console's pages: in a worker thread (its own cache of the same size), ended on close.
-  const pages = openConsolePages(
-    options.database,
+  // The console's reads; its pages in a worker thread (its own cache of the same size), ended
+  // on close.
+  const consoleService = new ConsoleService(options.database, {
     store,
-    options.consoleWorker === false
-      ? false
-      : {
-          ...options.consoleWorker,
-          cacheBytes,
-          onLost: (error) => app.log.error({ err: error }, "the console's worker thread stopped"),
-        },
-  );
-  app.decorate("consolePages", pages);
+    worker:
+      options.consoleWorker === false
+        ? false
+        : {
+            ...options.consoleWorker,
+            cacheBytes,
+            onLost: (error) => app.log.error({ err: error }, "the console's worker thread stopped"),
+          },
+  });
+  app.decorate("consolePages", consoleService.pages);
   // A listening server starts the thread now; one answering injected requests (tests) at its first page.
-  app.addHook("onListen", async () => pages.warm());
-  registerHealthRoutes(app, options.database);
+  app.addHook("onListen", async () => consoleService.warm());
+  registerHealthRoutes(app, () => checkHealth(options.database));
   await app.register(async (scope) => {
     scope.addHook("onRequest", consoleRouteHeaders);
     scope.addHook("onRequest", operatorAuth(options.operatorToken, failures));
-    registerConsoleRoutes(scope, options.database, store, pages);
+    registerConsoleRoutes(scope, consoleService);
   });
   const keys = await openApiKeyLookup(options.database, {
     cache: options.apiKeyCache !== false,
@@ -300,29 +296,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   try {
     await app.register(async (scope) => {
       scope.addHook("onRequest", apiKeyAuth(keys, limiter, failures));
-      const passThroughRoutes = registerCallerRoutes(scope, {
+      registerCallerRoutes(scope, {
         database: options.database,
         upstream: options.upstream,
         store,
         recordRedact: options.recordRedact === true,
       });
-      // Behind trusted proxies the client's address comes from forwarded headers, which the
-      // router reads: the pass-through routes stay on it there.
-      if (options.trustedProxies === undefined || options.trustedProxies.length === 0) {
-        front.enable(
-          {
-            keys,
-            limiter,
-            failures,
-            bodyLimit,
-            log: app.log,
-            work,
-            closing: () => closing,
-            requestId: requestIdOf,
-          },
-          passThroughRoutes,
-        );
-      }
     });
     if (typeof options.webRoot === "string") registerWebRoutes(app, options.webRoot);
     else if (typeof options.webRoot === "object") registerMissingPageRoutes(app, options.webRoot);

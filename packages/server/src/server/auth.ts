@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
-import type { ApiKeyLookup } from "./api-key-cache.js";
+import type { ApiKeyLookup } from "../gateway/keys/api-key-cache.js";
 import { sendError } from "./errors.js";
 import type { FailedAuthenticationLimit } from "./failed-authentication.js";
 import type { RateLimiter } from "./rate-limit.js";

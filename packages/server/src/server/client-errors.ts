@@ -20,7 +20,7 @@ export function clientErrorOf(error: NodeJS.ErrnoException): VerbatimError {
         "request_timeout",
         "the request did not arrive in time: its headers or its body were too slow",
         {
-          hint: "Send the whole request at once; the timeouts are in docs/server.md (Timeouts). Nothing was written",
+          hint: "Send the whole request at once; the timeouts are in docs/server/README.md (Timeouts). Nothing was written",
         },
       );
     case "HPE_HEADER_OVERFLOW":

@@ -96,7 +96,7 @@ export function missingPageHtml(missing: string): string {
 <h1>The console page is not built</h1>
 <p>${escapeHtml(missing)}.</p>
 <p>${escapeHtml(BUILD_HINT).replace(/`([^`]+)`/g, "<code>$1</code>")}</p>
-<p>The server and its console routes (<code>/ai-gateway/…</code>, docs/server.md) work without it.</p>
+<p>The server and its console routes (<code>/ai-gateway/…</code>, docs/server/README.md) work without it.</p>
 </main>
 </html>
 `;

@@ -14,7 +14,7 @@ export function wholeNumberFromEnv(
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new VerbatimError("invalid_argument", `${name} must be a whole number, not "${text}"`, {
       where: name,
-      hint: `Set ${name} to a whole number of 0 or more, or unset it for the default (docs/server.md)`,
+      hint: `Set ${name} to a whole number of 0 or more, or unset it for the default (docs/server/README.md)`,
     });
   }
   return value;
@@ -35,7 +35,7 @@ export function switchFromEnv(
   if (["off", "false", "0"].includes(value)) return false;
   throw new VerbatimError("invalid_argument", `${name} must be on or off, not "${text}"`, {
     where: name,
-    hint: `Set ${name} to on or off, or unset it for the default (docs/server.md)`,
+    hint: `Set ${name} to on or off, or unset it for the default (docs/server/README.md)`,
   });
 }
 
@@ -56,6 +56,6 @@ export function choiceFromEnv<Choice extends string>(
   const words = choices.join(", ");
   throw new VerbatimError("invalid_argument", `${name} must be one of ${words}, not "${text}"`, {
     where: name,
-    hint: `Set ${name} to one of ${words}, or unset it for the default (docs/server.md)`,
+    hint: `Set ${name} to one of ${words}, or unset it for the default (docs/server/README.md)`,
   });
 }

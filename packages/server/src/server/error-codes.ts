@@ -1,4 +1,5 @@
-import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
+import type { ErrorCodeDefinition } from "verbatim-llm/core";
+import { registerErrorCodes } from "verbatim-llm/internal";
 
 /**
  * The error codes the server layer raises (docs/errors.md, group "server"). Add a code here, then
@@ -25,7 +26,7 @@ export const serverCodes = [
     code: "route_not_found",
     httpStatus: 404,
     meaning: "No route answers this method and path.",
-    remedy: "Check the method and path against docs/server.md.",
+    remedy: "Check the method and path against docs/server/README.md.",
   },
   {
     code: "resource_not_found",
@@ -75,7 +76,7 @@ export const serverCodes = [
     httpStatus: 405,
     meaning:
       "The path exists but not with this method; the `Allow` header and `details.allowed_methods` list the methods it takes.",
-    remedy: "Use one of the allowed methods (docs/server.md lists the routes).",
+    remedy: "Use one of the allowed methods (docs/server/README.md lists the routes).",
   },
   {
     code: "request_timeout",
@@ -83,7 +84,7 @@ export const serverCodes = [
     meaning:
       "The request's headers, or its whole body, did not arrive in time (VERBATIM_HEADERS_TIMEOUT_MS, VERBATIM_BODY_TIMEOUT_MS); the connection is closed.",
     remedy:
-      'Send the request at once, or raise the timeouts on the server (docs/server.md, "Timeouts"). Nothing was written.',
+      'Send the request at once, or raise the timeouts on the server (docs/server/README.md, "Timeouts"). Nothing was written.',
   },
   {
     code: "url_too_long",
@@ -111,7 +112,7 @@ export const serverCodes = [
     meaning:
       "This client address presented more unknown or revoked credentials than the failed-authentication limit allows; every request from it that needs a credential is refused until the window passes.",
     remedy:
-      "Wait the number of seconds in the Retry-After header and check the API key or operator token; the limit is VERBATIM_FAILED_AUTH_LIMIT_PER_MINUTE on the server (docs/server.md).",
+      "Wait the number of seconds in the Retry-After header and check the API key or operator token; the limit is VERBATIM_FAILED_AUTH_LIMIT_PER_MINUTE on the server (docs/server/README.md).",
   },
   {
     code: "server_closing",
@@ -121,33 +122,11 @@ export const serverCodes = [
     remedy: "Retry on another server or once this one is back.",
   },
   {
-    code: "console_worker_failed",
-    httpStatus: 503,
-    meaning:
-      "The console's worker thread, which builds the console's message and job pages, stopped while building this page, and again in the thread started to retry it.",
-    remedy:
-      "Retry the request (a new thread starts with it); the server log has the thread's error.",
-  },
-  {
-    code: "console_page_timeout",
-    httpStatus: 503,
-    meaning:
-      "The console's worker thread did not finish building this page within its time (30 s): the thread was stopped and the page not built.",
-    remedy:
-      "Retry the request (a new thread starts with it); if the same page times out again, report it with the server log, which names the page.",
-  },
-  {
     code: "rate_limited",
     httpStatus: 429,
     meaning: "This API key sent more requests than its rate limit allows.",
     remedy:
       "Wait the number of seconds in the Retry-After header, or raise VERBATIM_RATE_LIMIT_PER_MINUTE on the server.",
-  },
-  {
-    code: "api_key_not_found",
-    httpStatus: 404,
-    meaning: "The API key given to `verbatim keys revoke` is not stored in this database.",
-    remedy: "Check the key and the --db it was created in.",
   },
 ] as const satisfies readonly ErrorCodeDefinition[];
 

@@ -3,8 +3,8 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { z } from "zod";
 import { httpStatusOf, isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import { RequestValidationError, shareSchema } from "./zod-schemas.js";
-// Every code a reply may carry: each layer's module registers its codes' statuses.
-import "../store/error-codes.js";
+// Every code a reply may carry: each layer's module registers its codes' statuses (the
+// gateway's module registers the store's too).
 import "../gateway/error-codes.js";
 import "./error-codes.js";
 
@@ -128,27 +128,6 @@ export function sendError(
   const status = httpStatusOf(error.code);
   logAnswered(request.log, error, status);
   return reply.code(status).type("application/json").send(errorReply(error, request.id));
-}
-
-/**
- * sendError for a response no Fastify reply owns (the pass-through routes' front path): the
- * same status, headers and body as the router's answer.
- */
-export function sendResponseError(
-  response: ServerResponse,
-  requestId: string,
-  error: VerbatimError,
-  log: FastifyBaseLogger,
-): void {
-  const status = httpStatusOf(error.code);
-  logAnswered(log, error, status);
-  const body = JSON.stringify(errorReply(error, requestId));
-  response.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    "x-request-id": requestId,
-  });
-  response.end(body);
 }
 
 /** Fastify's error handler: every failure becomes the one error shape. */

@@ -3,7 +3,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 
 /**
- * The limit on failed authentications per client address (docs/server.md, "Failed
+ * The limit on failed authentications per client address (docs/server/README.md, "Failed
  * authentications"): each unknown, revoked or wrong credential takes a token from the address's
  * bucket; an address with none left gets 429 `authentication_rate_limited` for every request that
  * needs a credential, a valid one included (else guessing could go on), until a token is back.
@@ -76,7 +76,7 @@ export function trustedProxiesFromEnv(
       `${name} must list proxy addresses, not "${entry}"`,
       {
         where: name,
-        hint: `Set ${name} to a comma list of addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1), or loopback, linklocal, uniquelocal; or unset it (docs/server.md)`,
+        hint: `Set ${name} to a comma list of addresses or CIDR ranges (e.g. 10.0.0.0/8,127.0.0.1), or loopback, linklocal, uniquelocal; or unset it (docs/server/README.md)`,
       },
     );
   }

@@ -1,7 +1,7 @@
 /**
  * Counts route handlers still running, so shutdown can wait for them: a client that hangs up
  * does not end its handler at once (a response aborts its upstream call, then is stored as
- * incomplete; docs/server.md, "Response lifecycle"), and the database must stay open until
+ * incomplete; docs/server/responses.md, "Response lifecycle"), and the database must stay open until
  * every handler has finished.
  */
 export class InFlightWork {

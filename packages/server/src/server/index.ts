@@ -1,5 +1,5 @@
 /**
- * verbatim/server: the HTTP server (docs/server.md): console routes, the Responses API, job
+ * verbatim/server: the HTTP server (docs/server/README.md): console routes, the Responses API, job
  * routes, the console page; `startServer` is what `verbatim serve` runs.
  */
 // The server layer's error codes (and, through errors.ts, those of store and gateway).
@@ -8,8 +8,8 @@ export { buildServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RATE_LIMIT } from "./app
 export type { ServerOptions } from "./app.js";
 export { startServer, DEFAULT_DATABASE, DEFAULT_HOST, DEFAULT_PORT } from "./serve.js";
 export type { RunningServer, StartServerOptions } from "./serve.js";
-export { createApiKey, revokeApiKey, subjectOfApiKey } from "./api-keys.js";
-export type { CreatedApiKey } from "./api-keys.js";
+export { createApiKey, revokeApiKey, subjectOfApiKey } from "../gateway/keys/api-keys.js";
+export type { CreatedApiKey } from "../gateway/keys/api-keys.js";
 export { DEFAULT_MODEL_ROUTES, NO_UPSTREAM, resolveUpstream } from "../gateway/upstream/config.js";
 export type { ModelRoute, UpstreamConfig, UpstreamProvider } from "../gateway/upstream/config.js";
 export { parseModelRoutes, upstreamConfigFromEnv } from "./upstream/config.js";

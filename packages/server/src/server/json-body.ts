@@ -1,11 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import {
-  VerbatimError,
-  safeParseStrictJson,
-  safeParseStrictJsonInSlices,
-  type StrictParseResult,
-} from "verbatim-llm/core";
+import { VerbatimError, safeParseStrictJson, type StrictParseResult } from "verbatim-llm/core";
+import { safeParseStrictJsonInSlices } from "verbatim-llm/internal";
 
 /**
  * The one body parser: `application/json` in UTF-8, read by verbatim's strict JSON parser. A

@@ -1,4 +1,4 @@
-import { openDatabase } from "../store/index.js";
+import { openDatabase } from "../store/database.js";
 import { buildServer } from "./app.js";
 
 /**

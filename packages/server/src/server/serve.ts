@@ -2,16 +2,11 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import {
-  openDatabase,
-  type OpenDatabaseOptions,
-  type StoreDatabase,
-  parseDatabaseLocation,
-  type DatabaseLocation,
-  migrateDatabase,
-} from "../store/index.js";
-import { backfillLine, backfillRecordedHistory } from "../gateway/recorded-backfill.js";
-import { startSearchIndexCatchUp } from "../store/search-deferral.js";
+import { openDatabase, type OpenDatabaseOptions, type StoreDatabase } from "../store/database.js";
+import { parseDatabaseLocation, type DatabaseLocation } from "../store/location.js";
+import { migrateDatabase } from "../store/migrate.js";
+import { backfillLine, backfillRecordedHistory } from "../gateway/recording/backfill.js";
+import { keepSearchIndexCaughtUp } from "../gateway/maintenance/search-index-upkeep.js";
 import { prepareConsolePage } from "./console-page.js";
 import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
@@ -98,7 +93,7 @@ export async function openStore(
 
 /**
  * `verbatim serve`: open and migrate the database, then listen; then index, in the background,
- * the rows imports left for the search index (store/search-deferral.ts).
+ * the rows imports left for the search index (gateway/maintenance/search-index-upkeep.ts).
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const env = options.env ?? process.env;
@@ -167,7 +162,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     const running = app;
     // Rows imports left for the search index, indexed in small steps while the server answers
     // (search finds them meanwhile), and those of imports made while it runs.
-    const searchCatchUp = startSearchIndexCatchUp(database);
+    const searchCatchUp = keepSearchIndexCaughtUp(database);
     let closing: Promise<void> | undefined;
     return {
       app,

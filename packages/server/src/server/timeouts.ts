@@ -2,7 +2,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import { wholeNumberFromEnv } from "./env.js";
 
 /**
- * How long the server waits for a client (docs/server.md, "Timeouts"). A request whose headers
+ * How long the server waits for a client (docs/server/README.md, "Timeouts"). A request whose headers
  * or body are late is answered 408 `request_timeout` and its connection closed; a kept-alive
  * connection with no request is closed after the idle timeout. Waiting on the upstream is not
  * limited here (VERBATIM_UPSTREAM_TIMEOUT_MS): once a request has arrived, the server takes the
@@ -46,7 +46,7 @@ function positive(name: string, value: number): number {
       `${name} must be a whole number of milliseconds of 1 or more, not ${value}`,
       {
         where: name,
-        hint: `Set ${name} to a number of milliseconds of 1 or more, or unset it for the default (docs/server.md, Timeouts)`,
+        hint: `Set ${name} to a number of milliseconds of 1 or more, or unset it for the default (docs/server/README.md, Timeouts)`,
       },
     );
   }
@@ -64,7 +64,7 @@ export function checkTimeouts(timeouts: ServerTimeouts, names = optionNames): Se
       `${names.headersMs} (${timeouts.headersMs}) must not be longer than ${names.bodyMs} (${timeouts.bodyMs}): the body timeout counts from the request's first byte, headers included`,
       {
         where: names.headersMs,
-        hint: `Lower ${names.headersMs} or raise ${names.bodyMs} (docs/server.md, Timeouts)`,
+        hint: `Lower ${names.headersMs} or raise ${names.bodyMs} (docs/server/README.md, Timeouts)`,
       },
     );
   }

@@ -1,12 +1,12 @@
 import type { FastifySchemaCompiler } from "fastify";
 import { z, type ZodType } from "zod";
+import { VerbatimError } from "verbatim-llm/core";
 import {
-  VerbatimError,
+  STORED_TEXT_HINT,
   describeStoredTextFault,
   findStoredTextFault,
-  STORED_TEXT_HINT,
   storedTextFaultWhere,
-} from "verbatim-llm/core";
+} from "verbatim-llm/internal";
 
 /**
  * Routes declare zod schemas in Fastify's `schema` option. This file makes Fastify validate

@@ -32,7 +32,7 @@ export async function beginBulkImport(
 
 /**
  * A second connection that writes for a bulk import begun on another (the import's writer
- * thread, packages/server/src/cli/commands/import-chain-writer.ts): the import's page cache,
+ * thread, packages/server/src/gateway/import/chain-writer.ts): the import's page cache,
  * and on SQLite commits without an fsync each (the import's own `finish` makes everything
  * durable once this connection's last batch is committed).
  */

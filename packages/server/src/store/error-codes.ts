@@ -1,4 +1,5 @@
-import { registerErrorCodes, type ErrorCodeDefinition } from "verbatim-llm/core";
+import type { ErrorCodeDefinition } from "verbatim-llm/core";
+import { registerErrorCodes } from "verbatim-llm/internal";
 
 /**
  * The error codes the store layer raises (docs/errors.md, group "store"). Add a code here, then

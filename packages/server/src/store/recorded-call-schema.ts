@@ -1,4 +1,4 @@
-/** Tables of migration 0009 (docs/server.md, "Recorded calls"). */
+/** Tables of migration 0009 (docs/server/recorded-calls.md, "Recorded calls"). */
 
 /** One message prefix of a subject's recorded chains. */
 export interface ChainNodeTable {
@@ -26,7 +26,7 @@ export interface RecordedCallTable {
   /**
    * Empty while only the call's bytes are stored: its place in a chain (conversation, nodes,
    * gateway messages, previous call, usage) is written just after its answer
-   * (gateway/recorded-calls.ts); until then `tip_prefix_sha256` is empty and the usage null.
+   * (gateway/recording/calls.ts); until then `tip_prefix_sha256` is empty and the usage null.
    */
   readonly conversation_id: string;
   /** `anthropic-messages` or `openai-chat`. */

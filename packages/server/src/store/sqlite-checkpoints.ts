@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import type BetterSqlite3 from "better-sqlite3";
 
 /**
- * WAL checkpoints on a thread of their own (docs/server.md, "Recorded calls"). SQLite's automatic
+ * WAL checkpoints on a thread of their own (docs/server/recorded-calls.md, "Recorded calls"). SQLite's automatic
  * checkpoint runs inside the commit that crosses 1,000 WAL pages, copying them into the
  * database file on the committing thread: for the server, the thread that answers every
  * request. Here the server's connection turns the automatic checkpoint off and a worker thread,

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../main.js";
 import { bufferIO } from "../io.js";
 import { openLiveConversation } from "../../conversation/open.js";
-import { tokenPrice } from "../../pricing/index.js";
+import { tokenPrice } from "../../pricing/cost.js";
 import { scriptedBackend } from "../../../../../test/support/scripted-backend.js";
 import { startLocalProvider } from "../../../../../test/support/provider-servers/index.js";
 

@@ -1,9 +1,5 @@
-import {
-  EXPORT_FORMATS,
-  exportPackages,
-  findPackages,
-  type ExportFormat,
-} from "../../interop/index.js";
+import { EXPORT_FORMATS, exportPackages, type ExportFormat } from "../../interop/index.js";
+import { findPackages } from "../../interop/export/export-packages.js";
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,

@@ -1,19 +1,17 @@
 import { resolve } from "node:path";
 import {
   CONVERSATION_SOURCES,
-  TRAJECTORY_SOURCES,
-  acceptsFile,
-  acceptsTrajectoryFile,
   importIntoRowsFile,
   importIntoPackages,
-  leftOutHeading,
-  leftOutTotals,
-  listSourceFiles,
   type ConversationSource,
   type PackageImportReport,
   type RowsImportReport,
   type TrajectorySource,
 } from "../../interop/index.js";
+import { listSourceFiles } from "../../interop/source-files.js";
+import { acceptsFile, acceptsTrajectoryFile } from "../../interop/source-names.js";
+import { leftOutHeading, leftOutTotals } from "../../interop/summary.js";
+import { TRAJECTORY_SOURCES } from "../../interop/trajectories/rows.js";
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,

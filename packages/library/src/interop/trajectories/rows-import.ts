@@ -11,27 +11,22 @@ import { importSweAgentTrajectory } from "./swe-agent.js";
 import { progressCounter, type ImportProgress } from "../progress.js";
 import { readSourceFile } from "../source-files.js";
 
+/** How each trajectory source reads one of its files (../source-names.ts says which files). */
 interface TrajectoryImporter {
-  accept(name: string): boolean;
   importFile(file: string, bytes: Uint8Array): TrajectoryFileImport;
 }
 
 const importers: Readonly<Record<TrajectorySource, TrajectoryImporter>> = {
-  "swe-agent": { accept: (name) => name.endsWith(".traj"), importFile: importSweAgentTrajectory },
+  "swe-agent": { importFile: importSweAgentTrajectory },
   openhands: {
-    accept: (name) => name.endsWith(".json") || name === "output.jsonl",
     importFile: (file, bytes) =>
       file.endsWith(".jsonl")
         ? importOpenHandsResolver(file, bytes)
         : importOpenHandsEvents(file, bytes),
   },
-  inspect: { accept: (name) => name.endsWith(".json"), importFile: importInspectLog },
-  codex: { accept: (name) => name.endsWith(".jsonl"), importFile: importCodexRolloutAsRows },
+  inspect: { importFile: importInspectLog },
+  codex: { importFile: importCodexRolloutAsRows },
 };
-
-export function acceptsTrajectoryFile(source: TrajectorySource, name: string): boolean {
-  return importers[source].accept(name);
-}
 
 /** Reads one trajectory file of a source into stored rows, with its record account. */
 export function importTrajectoryFile(

@@ -8,8 +8,12 @@ import type { FileAccount, LeftOutEntry } from "../report.js";
 
 /** The job-trajectory sources verbatim imports (docs/interop.md). */
 export const TRAJECTORY_SOURCES = ["swe-agent", "openhands", "inspect"] as const;
-/** Sources that import into packages and also into trajectory rows (`--into <file>.jsonl`). */
+/**
+ * The sources whose files import as trajectory rows (`importTrajectoryFile`, `importIntoRowsFile`,
+ * `verbatim import --into <file>.jsonl`): the job-trajectory sources and codex.
+ */
 export const ROWS_TARGET_SOURCES = [...TRAJECTORY_SOURCES, "codex"] as const;
+/** The tools whose files import as trajectory rows: swe-agent, openhands, inspect or codex. */
 export type TrajectorySource = (typeof ROWS_TARGET_SOURCES)[number];
 
 /**

@@ -4,6 +4,7 @@
  * ignored key (`cache_control`) sits inside them.
  */
 import { VerbatimError } from "../../core/errors.js";
+import { MAX_JSON_DEPTH } from "../../core/json-depth.js";
 
 export type JsonNode =
   | { readonly kind: "scalar"; readonly raw: string }
@@ -18,7 +19,6 @@ export type JsonNode =
 
 const IGNORED_KEY = "cache_control";
 const SCALAR = /"(?:[^"\\]|\\.)*"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
-const MAX_DEPTH = 1000;
 
 export function parseJsonTree(text: string, what: string): JsonNode {
   let index = 0;
@@ -39,7 +39,7 @@ export function parseJsonTree(text: string, what: string): JsonNode {
     }
   };
   const value = (depth: number): JsonNode => {
-    if (depth > MAX_DEPTH) fail("nesting too deep");
+    if (depth > MAX_JSON_DEPTH) fail("nesting too deep");
     space();
     const start = index;
     const code = text.charCodeAt(index);

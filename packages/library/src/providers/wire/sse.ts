@@ -11,6 +11,7 @@ export interface SseEvent {
   readonly data: string;
 }
 
+/** Decodes a server-sent-event byte stream into events, chunk by chunk. */
 export class SseDecoder {
   private readonly decoder = new TextDecoder("utf-8");
   private buffer = "";

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
-import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
-import { cacheReports } from "../../gateway/recorded-cache-report.js";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/internal";
+import { cacheReports } from "../../gateway/recording/cache-report.js";
 import { openDatabase } from "../../store/database.js";
 import { appliedMigrations } from "../../store/migrate.js";
 import { type DatabaseLocation } from "../../store/location.js";

@@ -1,5 +1,5 @@
 import { VerbatimError } from "verbatim-llm/core";
-import { usageError, type Command } from "verbatim-llm/cli";
+import { usageError, type Command } from "verbatim-llm/internal";
 import { parseDatabaseLocation, type DatabaseLocation } from "../../store/location.js";
 
 /** A command's `--db` as a location: a usage error when it is missing or not a location. */

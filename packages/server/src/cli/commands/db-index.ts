@@ -1,16 +1,11 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
-import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/internal";
 import { openDatabase } from "../../store/database.js";
 import { describeLocation, type DatabaseLocation } from "../../store/location.js";
 import { databaseOption } from "./database-option.js";
-import { migrateDatabase } from "../../store/migrate.js";
-import {
-  CATCH_UP_AT_ONCE,
-  catchUpSearchIndex,
-  pendingSearchDeferrals,
-} from "../../store/search-deferral.js";
+import { indexDeferredRows } from "../../gateway/maintenance/store-upgrade.js";
 
 /** `--db` as a location: a usage error when missing or invalid; a SQLite file must exist. */
 function existingStore(command: Command, text: string | undefined, cwd: string): DatabaseLocation {
@@ -27,7 +22,7 @@ function existingStore(command: Command, text: string | undefined, cwd: string):
 
 /**
  * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into
- * a SQLite store left for later (store/search-deferral.ts), which `verbatim serve` otherwise
+ * a SQLite store left for later (gateway/maintenance/store-upgrade.ts), which `verbatim serve` otherwise
  * does in the background; search finds them either way. A running import's rows are left to it.
  * PostgreSQL has no such index: nothing to do.
  */
@@ -46,9 +41,7 @@ export const dbIndex: Command = {
     const location = existingStore(this, values.db, io.cwd);
     const database = await openDatabase(location, { poolSize: 1 });
     try {
-      await migrateDatabase(database);
-      const report = await catchUpSearchIndex(database, CATCH_UP_AT_ONCE);
-      const running = await pendingSearchDeferrals(database);
+      const { report, running } = await indexDeferredRows(database);
       const where = describeLocation(location);
       if (values.json === true) {
         io.stdout(

@@ -4,10 +4,9 @@ import { VerbatimError } from "verbatim-llm/core";
 import { openDatabase } from "../../store/database.js";
 import { describeLocation, type DatabaseLocation } from "../../store/location.js";
 import { databaseOption } from "./database-option.js";
-import { migrateDatabase } from "../../store/migrate.js";
-import { catchUpSearchIndex } from "../../store/search-deferral.js";
-import { backfillLine, backfillRecordedHistory } from "../../gateway/recorded-backfill.js";
-import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/cli";
+import { upgradeStore } from "../../gateway/maintenance/store-upgrade.js";
+import { backfillLine } from "../../gateway/recording/backfill.js";
+import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/internal";
 
 export const dbMigrate: Command = {
   words: ["db", "migrate"],
@@ -34,10 +33,7 @@ export const dbMigrate: Command = {
     }
     const database = await openDatabase(location, { poolSize: 1 });
     try {
-      const report = await migrateDatabase(database);
-      // Rows imports left for the search index, indexed now (store/search-deferral.ts).
-      await catchUpSearchIndex(database);
-      const backfilled = await backfillRecordedHistory(database);
+      const { migration: report, backfilled } = await upgradeStore(database);
       const where = describeLocation(location);
       if (values.json === true) {
         io.stdout(

@@ -1,12 +1,5 @@
 import { VerbatimError } from "verbatim-llm/core";
-import {
-  EXPORT_FORMATS,
-  chatMLLine,
-  exportLine,
-  type ExportFormat,
-  type ExportOptions,
-} from "verbatim-llm/interop";
-import { projectItemsToChatML } from "verbatim-llm/trajectory";
+import { EXPORT_FORMATS, type ExportFormat } from "verbatim-llm/interop";
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,
@@ -14,37 +7,10 @@ import {
   readInputFile,
   usageError,
   type Command,
-} from "verbatim-llm/cli";
-import { GatewayConversations } from "../../gateway/conversations.js";
-import { GatewayImageStore, imageHashesOf } from "../../gateway/images.js";
-import { BackgroundAgentJobs } from "../../gateway/jobs/job-service.js";
-import type { GatewayMessage } from "../../gateway/message-types.js";
-import { GatewayMessageStore } from "../../gateway/message-store.js";
-import { openDatabase } from "../../store/database.js";
+} from "verbatim-llm/internal";
+import { exportFromDatabase } from "../../gateway/export/lines.js";
 import { parseDatabaseLocation } from "../../store/location.js";
-import { checkSubjectUid } from "../../server/subject-uid.js";
-
-/** One exported line, or why a named conversation, chain or job gave none. */
-interface ExportedEntry {
-  readonly what: string;
-  readonly lines: readonly string[];
-  readonly reason?: string;
-}
-
-function historyOf(chain: readonly GatewayMessage[]) {
-  return chain.map((message) => ({ role: message.role, content: message.content }));
-}
-
-/** The export options of a chain: its images' kept bytes (as data URLs in the line). */
-async function withImages(
-  images: GatewayImageStore,
-  subject: string,
-  chain: readonly GatewayMessage[],
-  options: ExportOptions,
-): Promise<ExportOptions> {
-  const held = await images.load(subject, imageHashesOf(chain));
-  return held.size === 0 ? options : { ...options, images: (sha256) => held.get(sha256)?.bytes };
-}
+import { checkSubjectUid } from "../../gateway/subject-uid.js";
 
 /**
  * `verbatim export --from sqlite:<file> | postgres://… --subject S --conversation ID |
@@ -99,70 +65,24 @@ export const exportDatabase: Command = {
       values.system === undefined
         ? undefined
         : (await readInputFile(io.cwd, values.system)).toString("utf8");
-    const format = to as ExportFormat;
-    const database = await openDatabase(location, { poolSize: 1 });
-    try {
-      const store = new GatewayMessageStore(database);
-      const gateway = new GatewayConversations(store);
-      const service = new BackgroundAgentJobs(database);
-      const images = new GatewayImageStore(database);
-      const options: ExportOptions = system === undefined ? {} : { system };
-      const entry = async (what: string, work: () => Promise<string[]>) => {
-        try {
-          return { what, lines: await work() };
-        } catch (error) {
-          if (!(error instanceof VerbatimError)) throw error;
-          return { what, lines: [], reason: error.describe() };
-        }
-      };
-      const exported: ExportedEntry[] = [];
-      for (const id of conversations) {
-        exported.push(
-          await entry(`conversation ${id}`, async () => {
-            const { messages: chain } = await gateway.chain(subject, id, () => []);
-            if (chain.length === 0) return [];
-            const withBytes = await withImages(images, subject, chain, options);
-            return [exportLine(historyOf(chain), format, withBytes)];
-          }),
-        );
-      }
-      for (const id of messages) {
-        exported.push(
-          await entry(`message ${id}`, async () => {
-            const chain = await store.readFullChain(subject, id);
-            const withBytes = await withImages(images, subject, chain, options);
-            return [exportLine(historyOf(chain), format, withBytes)];
-          }),
-        );
-      }
-      for (const id of jobs) {
-        exported.push(
-          await entry(`job ${id}`, async () => {
-            const stored = await service.readTrajectory(subject, id);
-            return stored.turns.map((turn) =>
-              chatMLLine(
-                projectItemsToChatML(
-                  stored.rows.filter((row) => row.turn_id === turn.id).map((row) => row.item),
-                ),
-                format,
-                system,
-              ),
-            );
-          }),
-        );
-      }
-      let written = 0;
-      for (const { what, lines, reason } of exported) {
-        for (const line of lines) io.stdout(line);
-        written += lines.length;
-        if (reason !== undefined) io.stderr(`verbatim export: skipped ${what}: ${reason}\n`);
-        else if (lines.length === 0) io.stderr(`verbatim export: skipped ${what}: it is empty\n`);
-      }
-      const refused = exported.filter((entry) => entry.reason !== undefined).length;
-      io.stderr(`verbatim export: ${written} line(s) written, ${refused} not found or refused\n`);
-      return refused > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
-    } finally {
-      await database.close();
+    const exported = await exportFromDatabase({
+      location,
+      subject,
+      conversations,
+      messages,
+      jobs,
+      format: to as ExportFormat,
+      system,
+    });
+    let written = 0;
+    for (const { what, lines, reason } of exported) {
+      for (const line of lines) io.stdout(line);
+      written += lines.length;
+      if (reason !== undefined) io.stderr(`verbatim export: skipped ${what}: ${reason}\n`);
+      else if (lines.length === 0) io.stderr(`verbatim export: skipped ${what}: it is empty\n`);
     }
+    const refused = exported.filter((entry) => entry.reason !== undefined).length;
+    io.stderr(`verbatim export: ${written} line(s) written, ${refused} not found or refused\n`);
+    return refused > 0 ? EXIT_CHECK_FAILED : EXIT_OK;
   },
 };

@@ -1,273 +1,28 @@
-import { stat } from "node:fs/promises";
-import { basename } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
-import type { Message } from "verbatim-llm/history";
 import {
   CONVERSATION_SOURCES,
   ROWS_TARGET_SOURCES,
-  acceptsFile,
-  acceptsTrajectoryFile,
-  defaultImportJobs,
-  importConversationFile,
-  leftOutHeading,
-  leftOutTotals,
-  listSourceFiles,
-  progressCounter,
-  readSourceFile,
   type ConversationSource,
-  type FileAccount,
-  type ImportProgress,
-  type ImportedConversation,
-  type LeftOutEntry,
   type TrajectorySource,
 } from "verbatim-llm/interop";
 import {
   EXIT_CHECK_FAILED,
   EXIT_OK,
   JOBS_TARGET,
+  acceptsFile,
+  acceptsTrajectoryFile,
+  defaultImportJobs,
   importProgressBar,
-  parseJobs,
+  listSourceFiles,
   parseCommandArgs,
-  terminalLines,
+  parseJobs,
   usageError,
-  type CliIO,
   type Command,
-} from "verbatim-llm/cli";
-import { GatewayMessageStore } from "../../gateway/message-store.js";
-import { openDatabase, type StoreDatabase } from "../../store/database.js";
-import { describeLocation, parseDatabaseLocation } from "../../store/location.js";
-import { migrateDatabase } from "../../store/migrate.js";
-import { checkSubjectUid } from "../../server/subject-uid.js";
-import { SubagentLinks, sessionsBeforeSubagents } from "./import-chain-links.js";
-import { importJobsIntoDatabase } from "./import-database-jobs.js";
-import { beginBulkImport } from "../../store/bulk-import.js";
-import { useImportPageCache } from "../../store/import-page-cache.js";
-import { appendMessagesFrom, type ChainWrite } from "./import-chain-writes.js";
-import {
-  ImportedChainRows,
-  type ConversationRows,
-  type ImportedChainRowsOptions,
-} from "./import-chain-rows.js";
-
-/** What happened to one conversation in the store. */
-export type ChainOutcome = "imported" | "unchanged" | "extended" | "empty" | "refused";
-
-export interface ChainImport {
-  readonly name: string;
-  readonly sourceId: string;
-  readonly file: string;
-  readonly outcome: ChainOutcome;
-  readonly reason?: string;
-  readonly conversationId?: string;
-  readonly lastMessageId?: string;
-  readonly messages: number;
-  /** Other branches of the source stored as forks of the chain. */
-  readonly forks?: number;
-}
-
-/**
- * Appends an imported conversation's history to the store as one chain (B4) through the
- * gateway's `appendMessages`, one write per run of turns (at most the store's limit each), each
- * with an idempotency key made of the source, its id, the anchor and the content. The import
- * itself writes the same rows through `ImportedChainRows` (import-chain-rows.ts); this path is
- * the reference its rows are compared with (test/interop/import-rows.test.ts).
- */
-export async function appendImportedChain(
-  store: GatewayMessageStore,
-  subject: string,
-  imported: ImportedConversation,
-  startedAt: string,
-  /** More metadata for the conversation when it is created (e.g. a sub-agent's parent). */
-  links: Readonly<Record<string, string>> = {},
-): Promise<ChainImport> {
-  const chain: ChainWrite = {
-    store,
-    subject,
-    imported,
-    startedAt,
-    metadata: chainMetadata(imported, links),
-  };
-  return appendChainWith(imported, {
-    same: (a, b) => JSON.stringify(a) === JSON.stringify(b),
-    append: (label, messages, previous, conversationId) =>
-      appendMessagesFrom(chain, label, messages, previous, conversationId),
-  });
-}
-
-/** A conversation's metadata in the store: its source, id and file, and `links`. */
-function chainMetadata(
-  imported: ImportedConversation,
-  links: Readonly<Record<string, string>>,
-): Record<string, string> {
-  return {
-    source: imported.source,
-    source_id: imported.sourceId.slice(0, 200),
-    file: basename(imported.file).slice(0, 200),
-    ...links,
-  };
-}
-
-/**
- * Appends an imported conversation as one chain with `rows` (the import's write path): re-running
- * the import writes nothing; a session that grew continues its chain (a last turn that changed
- * becomes a fork beside the earlier one, as a retry would); the other branches of the source
- * become forks where they leave the main history. A conversation refused (VerbatimError) writes
- * nothing.
- */
-export async function appendImportedChainRows(
-  rows: ImportedChainRows,
-  imported: ImportedConversation,
-  links: Readonly<Record<string, string>> = {},
-): Promise<ChainImport> {
-  if (imported.conversation.history.length === 0) return appendChainWith(imported, undefined);
-  return rows.conversation(imported, chainMetadata(imported, links), (writes) =>
-    appendChainWith(imported, writes),
-  );
-}
-
-/** The chain of a conversation and its forks, written by `writes`. */
-async function appendChainWith(
-  imported: ImportedConversation,
-  writes: Pick<ConversationRows, "same" | "append"> | undefined,
-): Promise<ChainImport> {
-  const base = { name: imported.name, sourceId: imported.sourceId, file: imported.file };
-  const history = imported.conversation.history;
-  if (history.length === 0 || writes === undefined) {
-    return {
-      ...base,
-      outcome: "empty",
-      reason: "the conversation has no history to append",
-      messages: 0,
-    };
-  }
-  const main = await writes.append("main", history, null, undefined);
-  const conversationId = main.ids.length === 0 ? undefined : main.conversationId;
-  // Other branches become forks where they leave the main history (B4: a continuation of an
-  // earlier message starts a new branch of the same conversation).
-  let forks = 0;
-  for (const [index, branch] of (imported.branches ?? []).entries()) {
-    let shared = 0;
-    while (
-      shared < history.length &&
-      shared < branch.length &&
-      writes.same(history[shared] as Message, branch[shared] as Message)
-    )
-      shared++;
-    if (shared === branch.length) continue;
-    await writes.append(
-      `branch-${index}`,
-      branch.slice(shared),
-      shared === 0 ? null : (main.ids[shared - 1] ?? null),
-      conversationId,
-    );
-    forks++;
-  }
-  const last = main.ids[main.ids.length - 1];
-  return {
-    ...base,
-    outcome:
-      main.written === 0 ? "unchanged" : main.written === history.length ? "imported" : "extended",
-    ...(conversationId === undefined ? {} : { conversationId }),
-    ...(last === undefined ? {} : { lastMessageId: last }),
-    messages: history.length,
-    forks,
-  };
-}
-
-export interface DatabaseImportReport {
-  readonly source: ConversationSource;
-  readonly database: string;
-  readonly subject: string;
-  readonly files: readonly FileAccount[];
-  readonly conversations: readonly ChainImport[];
-  readonly leftOut: readonly LeftOutEntry[];
-  readonly unreadableFiles: readonly { readonly file: string; readonly reason: string }[];
-}
-
-/**
- * Imports Claude Code or Codex files into the store, one chain per conversation (session files
- * before sub-agent files, so that a sub-agent's chain names its session's), one file at a time;
- * `onProgress` hears after each file (files, bytes, history messages).
- */
-export async function importChainsIntoDatabase(
-  database: StoreDatabase,
-  databaseName: string,
-  source: ConversationSource,
-  subject: string,
-  files: readonly string[],
-  onProgress?: (progress: ImportProgress) => void,
-  options: ImportedChainRowsOptions = {},
-): Promise<DatabaseImportReport> {
-  const fileDone = await progressCounter(files, onProgress);
-  const rows = new ImportedChainRows(database, subject, options);
-  const report: DatabaseImportReport = {
-    source,
-    database: databaseName,
-    subject,
-    files: [],
-    conversations: [],
-    leftOut: [],
-    unreadableFiles: [],
-  };
-  const links = new SubagentLinks();
-  try {
-    await importFiles(rows, report, source, files, fileDone, links);
-    // What the last batch holds (a failure before this leaves the batch unwritten: the run is
-    // made again from what was committed).
-    await rows.flush();
-  } finally {
-    await rows.close();
-  }
-  return report;
-}
-
-/** Each file's conversations planned (and written, batch by batch) through `rows`. */
-async function importFiles(
-  rows: ImportedChainRows,
-  report: DatabaseImportReport,
-  source: ConversationSource,
-  files: readonly string[],
-  fileDone: (bytes: number, messages: number) => void,
-  links: SubagentLinks,
-): Promise<void> {
-  for (const file of sessionsBeforeSubagents(files)) {
-    const read = readSourceFile(file);
-    if (read.bytes === undefined) {
-      (report.unreadableFiles as { file: string; reason: string }[]).push({
-        file,
-        reason: read.reason,
-      });
-      fileDone(0, 0);
-      continue;
-    }
-    const bytes = read.bytes;
-    const result = await importConversationFile(source, file, bytes);
-    (report.files as FileAccount[]).push(result.account);
-    (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
-    for (const imported of result.conversations) {
-      let outcome: ChainImport;
-      try {
-        outcome = await appendImportedChainRows(rows, imported, links.metadataFor(imported));
-        links.remember(imported, outcome.conversationId);
-      } catch (error) {
-        if (!(error instanceof VerbatimError)) throw error;
-        outcome = {
-          name: imported.name,
-          sourceId: imported.sourceId,
-          file,
-          outcome: "refused",
-          reason: error.describe(),
-          messages: 0,
-        };
-      }
-      (report.conversations as ChainImport[]).push(outcome);
-    }
-    fileDone(
-      bytes.length,
-      result.conversations.reduce((sum, imported) => sum + imported.conversation.history.length, 0),
-    );
-  }
-}
+} from "verbatim-llm/internal";
+import { parseDatabaseLocation } from "../../store/location.js";
+import { importFailed, importIntoDatabase } from "../../gateway/import/run.js";
+import { checkSubjectUid } from "../../gateway/subject-uid.js";
+import { writeChainsSummary, writeJobsSummary } from "./import-summary.js";
 
 /** How a source goes into a database: chains of the gateway store, or background-agent jobs. */
 function importMode(command: Command, source: string, as: string | undefined): "chain" | "job" {
@@ -338,102 +93,23 @@ export const importDatabase: Command = {
     );
     const json = values.json === true;
     const bar = importProgressBar(io, json);
-    const database = await openDatabase(location, { poolSize: 1 });
-    try {
-      await migrateDatabase(database);
-      await useImportPageCache(database);
-      const bulk = await beginBulkImport(database, { indexNow: values["index-now"] === true });
-      if (mode === "job") {
-        try {
-          return await importJobsIntoDatabase({
-            database,
-            databaseName: describeLocation(location),
-            source: source as TrajectorySource,
-            subject,
-            files,
-            json,
-            io,
-            bar,
-          });
-        } finally {
-          await bulk.finish();
-        }
-      }
-      let report: DatabaseImportReport;
-      try {
-        report = await importChainsIntoDatabase(
-          database,
-          describeLocation(location),
-          source as ConversationSource,
-          subject,
-          files,
-          bar.onProgress,
-          // The files' sizes are read only where a writer thread could be used.
-          {
-            writerThread:
-              location.dialect === "sqlite" &&
-              jobs > 1 &&
-              useWriterThread(jobs, await filesBytes(files)),
-          },
-        );
-      } finally {
-        await bulk.finish();
-      }
-      bar.finish();
-      if (json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-      else writeSummary(report, io);
-      const failed =
-        report.unreadableFiles.length > 0 ||
-        report.conversations.some((entry) => entry.outcome === "refused");
-      return failed ? EXIT_CHECK_FAILED : EXIT_OK;
-    } finally {
-      await database.close();
-    }
+    const common = {
+      location,
+      subject,
+      files,
+      jobs,
+      indexNow: values["index-now"] === true,
+      onProgress: bar.onProgress,
+    };
+    const result = await importIntoDatabase(
+      mode === "job"
+        ? { ...common, mode, source: source as TrajectorySource }
+        : { ...common, mode, source: source as ConversationSource },
+    );
+    bar.finish();
+    if (json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    else if (result.mode === "job") writeJobsSummary(result.report, io);
+    else writeChainsSummary(result.report, io);
+    return importFailed(result) ? EXIT_CHECK_FAILED : EXIT_OK;
   },
 };
-
-/**
- * Bytes of source files from which an import into a SQLite file writes on a thread of its own
- * (with `--jobs` above 1, the default on a machine of two cores or more): SQLite's inserts and
- * commits of each batch then run on a second core while the next batch is read, converted and
- * planned. Below it the thread's loading and the copying to it cost about what it saves
- * (Codex, compiled, 2 cores, 3 alternating runs each: 18 MB 1.19-1.34 s with the thread
- * against 1.01-1.34 s without, 38 MB 1.84-1.90 s against 1.93-2.00 s, 50 MB 2.10-2.13 s
- * against 2.37-2.42 s); the package import's workers start from the same size.
- */
-export const WRITER_THREAD_MIN_BYTES = 32 * 1024 * 1024;
-
-/** Whether an import of `bytes` of files with `jobs` threads writes on a thread of its own. */
-export function useWriterThread(jobs: number, bytes: number): boolean {
-  return jobs > 1 && bytes >= WRITER_THREAD_MIN_BYTES;
-}
-
-/** The files' bytes in all (a file that cannot be read counts nothing). */
-async function filesBytes(files: readonly string[]): Promise<number> {
-  let bytes = 0;
-  for (const file of files) bytes += (await stat(file).catch(() => ({ size: 0 }))).size;
-  return bytes;
-}
-
-function writeSummary(report: DatabaseImportReport, io: CliIO): void {
-  const count = (outcome: ChainOutcome): number =>
-    report.conversations.filter((entry) => entry.outcome === outcome).length;
-  const lines = [
-    `${report.files.length} file(s) into ${report.database} for ${report.subject}`,
-    `imported ${count("imported")}, extended ${count("extended")}, skipped as already imported ${count("unchanged")}, without history ${count("empty")}, refused ${count("refused")}`,
-  ];
-  for (const entry of report.conversations) {
-    if (entry.outcome === "refused") lines.push(`  refused ${entry.name}: ${entry.reason ?? ""}`);
-  }
-  for (const file of report.unreadableFiles)
-    lines.push(`  unreadable ${file.file}: ${file.reason}`);
-  const totals = leftOutTotals(report.leftOut);
-  if (totals.length > 0) {
-    lines.push(leftOutHeading("line"));
-    for (const entry of totals)
-      lines.push(
-        `  ${entry.what}: ${entry.lines} line(s) in ${entry.files} file(s): ${entry.reason}`,
-      );
-  }
-  io.stdout(terminalLines(lines));
-}

@@ -1,8 +1,9 @@
-import { createApiKey, revokeApiKey } from "../../server/api-keys.js";
+import { createApiKey, revokeApiKey } from "../../gateway/keys/api-keys.js";
 import { DEFAULT_DATABASE, openStore } from "../../server/serve.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import type { StoreDatabase } from "../../store/database.js";
-import { EXIT_OK, parseCommandArgs, usageError, type Command, type CliIO } from "verbatim-llm/cli";
+import type { CliIO } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/internal";
 
 async function withStore<T>(
   text: string,

@@ -8,7 +8,7 @@ import {
   startEchoUpstream,
   type EchoUpstream,
 } from "../../server/upstream/echo.js";
-import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/cli";
+import { EXIT_OK, parseCommandArgs, usageError, type Command } from "verbatim-llm/internal";
 
 function parsePort(command: Command, text: string | undefined): number {
   if (text === undefined) return DEFAULT_PORT;
@@ -66,7 +66,7 @@ function upstreamLines(
   // The server has read the same environment already: this cannot throw here.
   if (Object.keys(upstreamConfigFromEnv(env).providers).length > 0) return [];
   return [
-    "upstream: none: no provider API key is set, so /v1/responses answers 503 (upstream_not_configured); set one (docs/server.md, Configuration) or pass --upstream echo for the offline demo model",
+    "upstream: none: no provider API key is set, so /v1/responses answers 503 (upstream_not_configured); set one (docs/server/README.md, Configuration) or pass --upstream echo for the offline demo model",
   ];
 }
 

@@ -5,7 +5,7 @@ import {
   modelVisibleTrajectory,
   projectGatewayMessagesToChatML,
 } from "verbatim-llm/trajectory";
-import { GatewayMessageStore } from "../message-store.js";
+import { GatewayMessageStore } from "../conversations/message-store.js";
 
 describeEachDialect("projection of stored gateway messages", (getDatabase) => {
   it("B2 B9 B12 stored gateway messages project to ChatML and reach the model without any stored id", async () => {

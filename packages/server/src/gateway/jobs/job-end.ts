@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { type JsonValue, isStorableText } from "verbatim-llm/core";
+import type { JsonValue } from "verbatim-llm/core";
+import { isStorableText } from "verbatim-llm/internal";
 import {
   closeRunningTurnRows,
   updateJob,
@@ -12,7 +13,7 @@ import {
   insertWakeEvent,
 } from "../../store/repositories/background-job-wake-events.js";
 import { inTransaction } from "../../store/transaction.js";
-import { checkStoredText, idSchema, parseOrThrow } from "../validation.js";
+import { checkStoredText, idSchema, parseOrThrow } from "../validation/checks.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { newId } from "../ids.js";
 import { jobFromRow, wakeEventFromRow } from "./job-rows.js";

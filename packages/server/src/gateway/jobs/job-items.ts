@@ -8,14 +8,9 @@ import {
   insertTurnItems,
   type TurnItemRow,
 } from "../../store/repositories/background-job-items.js";
-import {
-  trajectoryItemSchema,
-  type TrajectoryItem,
-  isClientItemKey,
-  itemKeySchema,
-  type Sanitizer,
-} from "verbatim-llm/trajectory";
-import { checkStoredText, parseOrThrow } from "../validation.js";
+import { trajectoryItemSchema, type TrajectoryItem, type Sanitizer } from "verbatim-llm/trajectory";
+import { isClientItemKey, itemKeySchema } from "verbatim-llm/internal";
+import { checkStoredText, parseOrThrow } from "../validation/checks.js";
 import { notFound } from "./job-errors.js";
 import type { TurnItemInput } from "./job-types.js";
 

@@ -1,22 +1,15 @@
 import { z } from "zod";
-import { VerbatimError, type JsonValue, isStorableText } from "verbatim-llm/core";
+import { VerbatimError, type JsonValue } from "verbatim-llm/core";
+import { isStorableText } from "verbatim-llm/internal";
 import type { StoreDatabase } from "../../store/database.js";
 import { findConversation } from "../../store/repositories/gateway-conversations.js";
 import {
-  findJob,
-  findTurn,
   insertJob,
-  insertTurn,
   listTurns,
-  lockJob,
-  lockTurn,
   updateJob,
-  updateTurn,
   type JobRow,
-  type TurnRow,
 } from "../../store/repositories/background-jobs.js";
-import { listJobItems, type TurnItemRow } from "../../store/repositories/background-job-items.js";
-import { isUniqueViolation } from "../../store/errors.js";
+import { listJobItems } from "../../store/repositories/background-job-items.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import {
@@ -29,24 +22,13 @@ import {
   type StoredTurnItem,
 } from "verbatim-llm/trajectory";
 import { newId } from "../ids.js";
-import {
-  checkCallerMetadata,
-  checkStoredText,
-  idSchema,
-  parseOrThrow,
-  subjectSchema,
-} from "../validation.js";
+import { checkCallerMetadata } from "../validation/caller-metadata.js";
+import { checkStoredText, idSchema, parseOrThrow, subjectSchema } from "../validation/checks.js";
 import { claimWakeEvents, closeRunningTurns, endJob, type WakeClaim } from "./job-end.js";
-import { notFound, stateConflict } from "./job-errors.js";
-import {
-  appendFresh,
-  inInputOrder,
-  prepareItems,
-  requireClientKeys,
-  reserveAndAppend,
-  splitExisting,
-} from "./job-items.js";
+import { stateConflict } from "./job-errors.js";
+import { jobRow } from "./job-lookup.js";
 import { jobFromRow, storedItemFromRow, turnFromRow } from "./job-rows.js";
+import { appendItems, finishTurn, startTurn, steerTurn, type JobsContext } from "./job-turns.js";
 import type {
   BackgroundAgentJob,
   JobTurn,
@@ -94,6 +76,10 @@ export class BackgroundAgentJobs {
     return this.#now().toISOString();
   }
 
+  get #context(): JobsContext {
+    return { database: this.database, sanitizer: this.#sanitizer, time: () => this.#time() };
+  }
+
   #write<T>(work: (db: Kysely<StoreSchema>) => Promise<T>): Promise<T> {
     return inTransaction(this.database, work);
   }
@@ -138,31 +124,13 @@ export class BackgroundAgentJobs {
   }
 
   async getJob(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
-    return jobFromRow(await this.#job(this.database.db, subjectUid, jobId, false));
-  }
-
-  async #job(db: Kysely<StoreSchema>, subjectUid: string, jobId: string, lock: boolean) {
-    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const id = parseOrThrow(idSchema, jobId, "jobId");
-    if (!isStorableText(id)) throw notFound("job", id);
-    const row = lock ? await lockJob(db, subject, id) : await findJob(db, subject, id);
-    if (row === undefined) throw notFound("job", id);
-    return row;
-  }
-
-  async #turn(db: Kysely<StoreSchema>, subjectUid: string, turnId: string, lock: boolean) {
-    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const id = parseOrThrow(idSchema, turnId, "turnId");
-    if (!isStorableText(id)) throw notFound("turn", id);
-    const row = lock ? await lockTurn(db, subject, id) : await findTurn(db, subject, id);
-    if (row === undefined) throw notFound("turn", id);
-    return row;
+    return jobFromRow(await jobRow(this.database.db, subjectUid, jobId, false));
   }
 
   /** Starts the next attempt: queued → running. Refused past the retry budget (B13). */
   async startAttempt(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
     return this.#write(async (db) => {
-      const job = await this.#job(db, subjectUid, jobId, true);
+      const job = await jobRow(db, subjectUid, jobId, true);
       if (job.attempts >= job.retry_budget + 1) {
         throw new VerbatimError(
           "job_retry_budget_exhausted",
@@ -186,7 +154,7 @@ export class BackgroundAgentJobs {
   async failAttempt(subjectUid: string, jobId: string, error: string): Promise<BackgroundAgentJob> {
     checkStoredText(String(error), "error");
     return this.#write(async (db) => {
-      const job = await this.#job(db, subjectUid, jobId, true);
+      const job = await jobRow(db, subjectUid, jobId, true);
       if (job.status !== "running")
         throw stateConflict(`job ${job.id} is ${job.status}, not running`);
       await closeRunningTurns(db, job, this.#time(), "failed");
@@ -207,7 +175,7 @@ export class BackgroundAgentJobs {
   ): Promise<BackgroundAgentJob> {
     checkStoredText(result, "result");
     return this.#write(async (db) => {
-      const job = await this.#job(db, subjectUid, jobId, true);
+      const job = await jobRow(db, subjectUid, jobId, true);
       if (job.status !== "running")
         throw stateConflict(`job ${job.id} is ${job.status}, not running`);
       await closeRunningTurns(db, job, this.#time(), "completed");
@@ -223,7 +191,7 @@ export class BackgroundAgentJobs {
   ): Promise<BackgroundAgentJob> {
     checkStoredText(reason, "reason");
     return this.#write(async (db) => {
-      const job = await this.#job(db, subjectUid, jobId, true);
+      const job = await jobRow(db, subjectUid, jobId, true);
       if (["succeeded", "failed", "cancelled"].includes(job.status)) {
         throw stateConflict(`job ${job.id} already ended: ${job.status}`);
       }
@@ -238,32 +206,7 @@ export class BackgroundAgentJobs {
     jobId: string,
     items: readonly TurnItemInput[] = [],
   ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
-    const prepared = prepareItems(items, this.#sanitizer, "items");
-    return this.#write(async (db) => {
-      const job = await this.#job(db, subjectUid, jobId, true);
-      if (job.status !== "running")
-        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
-      const turns = await listTurns(db, job.subject_uid, job.id);
-      const now = this.#time();
-      const turn: TurnRow = {
-        id: newId("turn"),
-        subject_uid: job.subject_uid,
-        job_id: job.id,
-        turn_index: turns.length,
-        attempt: job.attempts,
-        revision: 1,
-        status: "running",
-        item_count: 0,
-        created_at: now,
-        updated_at: now,
-      };
-      await insertTurn(db, turn);
-      const rows = await appendFresh(db, turn, prepared, now);
-      return {
-        turn: turnFromRow({ ...turn, item_count: rows.length }),
-        items: rows.map(storedItemFromRow),
-      };
-    });
+    return startTurn(this.#context, subjectUid, jobId, items);
   }
 
   /**
@@ -276,38 +219,7 @@ export class BackgroundAgentJobs {
     turnId: string,
     items: readonly TurnItemInput[],
   ): Promise<StoredTurnItem[]> {
-    const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const id = parseOrThrow(idSchema, turnId, "turnId");
-    const prepared = prepareItems(items, this.#sanitizer, "items");
-    if (!isStorableText(id)) throw notFound("turn", id);
-    return this.#writeRetryingOnKeyRace(async (db) => {
-      // Ownership first: another subject's turn is answered as a missing one (no oracle).
-      const { existing, fresh } = await splitExisting(db, subject, id, prepared, "items");
-      let appended: TurnItemRow[] = [];
-      if (fresh.length > 0) {
-        const rows = await reserveAndAppend(db, subject, id, fresh, this.#time());
-        if (rows === undefined) {
-          const turn = await this.#turn(db, subject, id, false);
-          throw stateConflict(`turn ${turn.id} is ${turn.status}; steer it to prompt it again`);
-        }
-        appended = rows;
-      } else if (existing.size === 0) {
-        await this.#turn(db, subject, id, false);
-      }
-      return inInputOrder(prepared, existing, appended).map(storedItemFromRow);
-    });
-  }
-
-  /** A write transaction, run again (up to 3 times) when a concurrent append of the same new
-   *  item key won the race: the next run finds the stored item. */
-  async #writeRetryingOnKeyRace<T>(work: (db: Kysely<StoreSchema>) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#write(work);
-      } catch (error) {
-        if (attempt >= 3 || !isUniqueViolation(error)) throw error;
-      }
-    }
+    return appendItems(this.#context, subjectUid, turnId, items);
   }
 
   /**
@@ -320,39 +232,7 @@ export class BackgroundAgentJobs {
     turnId: string,
     items: readonly TurnItemInput[],
   ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
-    const prepared = prepareItems(items, this.#sanitizer, "items");
-    requireClientKeys(prepared);
-    return this.#writeRetryingOnKeyRace(async (db) => {
-      const turn = await this.#turn(db, subjectUid, turnId, true);
-      const job = await this.#job(db, turn.subject_uid, turn.job_id, false);
-      const { existing, fresh } = await splitExisting(
-        db,
-        turn.subject_uid,
-        turn.id,
-        prepared,
-        "items",
-      );
-      if (fresh.length === 0) {
-        return {
-          turn: turnFromRow(turn),
-          items: inInputOrder(prepared, existing, []).map(storedItemFromRow),
-        };
-      }
-      if (job.status !== "running")
-        throw stateConflict(`job ${job.id} is ${job.status}, not running`);
-      const now = this.#time();
-      const revised = { ...turn, revision: turn.revision + 1, status: "running", updated_at: now };
-      await updateTurn(db, turn.subject_uid, turn.id, {
-        revision: revised.revision,
-        status: "running",
-        updated_at: now,
-      });
-      const appended = await appendFresh(db, revised, fresh, now);
-      return {
-        turn: turnFromRow({ ...revised, item_count: turn.item_count + appended.length }),
-        items: inInputOrder(prepared, existing, appended).map(storedItemFromRow),
-      };
-    });
+    return steerTurn(this.#context, subjectUid, turnId, items);
   }
 
   /** Ends a running turn. */
@@ -361,19 +241,12 @@ export class BackgroundAgentJobs {
     turnId: string,
     status: Exclude<TurnStatus, "running">,
   ): Promise<JobTurn> {
-    return this.#write(async (db) => {
-      const turn = await this.#turn(db, subjectUid, turnId, true);
-      if (turn.status !== "running")
-        throw stateConflict(`turn ${turn.id} is ${turn.status}, not running`);
-      const changes = { status, updated_at: this.#time() };
-      await updateTurn(db, turn.subject_uid, turn.id, changes);
-      return turnFromRow({ ...turn, ...changes });
-    });
+    return finishTurn(this.#context, subjectUid, turnId, status);
   }
 
   /** The job's stored trajectory: its turns in order and every row (B7). */
   async readTrajectory(subjectUid: string, jobId: string): Promise<StoredJobTrajectory> {
-    const job = await this.#job(this.database.db, subjectUid, jobId, false);
+    const job = await jobRow(this.database.db, subjectUid, jobId, false);
     const [turns, items] = await Promise.all([
       listTurns(this.database.db, job.subject_uid, job.id),
       listJobItems(this.database.db, job.subject_uid, job.id),

@@ -2,8 +2,8 @@ import { TableNode, sql, type KyselyPlugin, type RootOperationNode } from "kysel
 import { expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../../../../../test/support/databases.js";
 import type { StoreDatabase } from "../../store/database.js";
-import { compressContext } from "../compression.js";
-import { GatewayMessageStore } from "../message-store.js";
+import { compressContext } from "../conversations/compression.js";
+import { GatewayMessageStore } from "../conversations/message-store.js";
 import { BackgroundAgentJobs } from "./job-service.js";
 
 import { say, setup } from "../../../../../test/support/background-jobs.js";

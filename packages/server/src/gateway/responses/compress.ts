@@ -1,7 +1,7 @@
 import { VerbatimError } from "verbatim-llm/core";
 import { z } from "zod";
-import { compressContext } from "../compression.js";
-import type { GatewayMessageStore } from "../message-store.js";
+import { compressContext } from "../conversations/compression.js";
+import type { GatewayMessageStore } from "../conversations/message-store.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../upstream/config.js";
 import { metadataSchema } from "./schemas.js";
 import { subjectSummarizer } from "./summarizer.js";

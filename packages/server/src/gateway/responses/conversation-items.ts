@@ -1,9 +1,9 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
-import type { GatewayConversations } from "../conversations.js";
-import { GatewayImageStore } from "../images.js";
-import type { GatewayMessage } from "../message-types.js";
-import type { AppendMessageInput } from "../prepare-append.js";
+import type { GatewayConversations } from "../conversations/conversations.js";
+import { GatewayImageStore } from "../conversations/images.js";
+import type { GatewayMessage } from "../conversations/message-types.js";
+import type { AppendMessageInput } from "../conversations/prepare-append.js";
 import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import type { ConversationItemList, ItemPageQuery } from "./conversation-schemas.js";
 import { callsOf, inputToMessages, messageItemsWithImages, messageToItems } from "./convert.js";

@@ -1,5 +1,5 @@
-import type { GatewayConversations } from "../conversations.js";
-import type { GatewayConversation } from "../message-types.js";
+import type { GatewayConversations } from "../conversations/conversations.js";
+import type { GatewayConversation } from "../conversations/message-types.js";
 import type { ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import {
   conversationItem,
@@ -41,8 +41,8 @@ function conversationIdOf(value: unknown): string | undefined {
 }
 
 /**
- * The Conversations API (OpenAI's `/v1/conversations`, docs/server.md) over the subject's
- * conversations (gateway/conversations.ts): a conversation's items are the messages of its
+ * The Conversations API (OpenAI's `/v1/conversations`, docs/server/conversations.md) over the subject's
+ * conversations (gateway/conversations/conversations.ts): a conversation's items are the messages of its
  * current chain, items given are appended as a response's input becomes messages
  * (conversation-items.ts), and a deletion is a tombstone the operator still reads through. The
  * HTTP routes (server/routes/conversations.ts) parse a request, call one method and write its
@@ -54,7 +54,7 @@ export class ConversationsService {
 
   constructor(
     conversations: GatewayConversations,
-    /** Which image URLs of items are fetched (docs/server.md, "Images"); undefined: the default. */
+    /** Which image URLs of items are fetched (docs/server/responses.md, "Images"); undefined: the default. */
     imageUrls: ImageUrlPolicy | undefined,
   ) {
     this.conversations = conversations;

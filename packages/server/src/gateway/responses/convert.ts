@@ -267,7 +267,7 @@ function isReasoningItem(value: unknown): value is Extract<ResponseItem, { type:
  * The response with the reasoning items its upstream returned, as received, in front of its
  * output (as OpenAI orders them): only OpenAI Responses returns them, with `encrypted_content`
  * when the request's `include` asked for it (passed on), so a client continuing without
- * previous_response_id can give them back (docs/server.md, "Reasoning items"). They are the
+ * previous_response_id can give them back (docs/server/responses.md, "Reasoning items"). They are the
  * provider's material and never stored (A23): GET /v1/responses/:id does not return them.
  */
 export function withReasoning(

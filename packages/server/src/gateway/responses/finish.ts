@@ -6,7 +6,7 @@ import type { Sanitizer } from "verbatim-llm/trajectory";
 import { cutAtCodePoint, storableText, storableBlocks } from "./repair.js";
 
 /**
- * How a started response ends (docs/server.md, "Response lifecycle"): every response the server
+ * How a started response ends (docs/server/responses.md, "Response lifecycle"): every response the server
  * started is finished `completed`, `incomplete`, `cancelled` or `failed`, whatever the upstream
  * sent. What cannot be stored as sent is repaired (lone surrogates → U+FFFD, texts cut at a code
  * point boundary to their limit); an answer the store still refuses (too large) ends the
@@ -16,7 +16,7 @@ import { cutAtCodePoint, storableText, storableBlocks } from "./repair.js";
 /** Why a response stopped before its upstream answer ended. */
 export type StopCause = "cancelled" | "client_disconnected" | "lost";
 
-/** The limits of the gateway facts (src/gateway/validation.ts). */
+/** The limits of the gateway facts (src/gateway/validation/checks.ts). */
 const MODEL_MAX = 200;
 const PROVIDER_RESPONSE_ID_MAX = 256;
 const STOP_REASON_MAX = 64;

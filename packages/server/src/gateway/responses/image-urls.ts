@@ -1,4 +1,4 @@
-import { GatewayImageStore, imageHashesOf } from "../images.js";
+import { GatewayImageStore, imageHashesOf } from "../conversations/images.js";
 import type { GatewayMessage, GatewayMessageStore } from "../index.js";
 import type { ImageUrls } from "./convert.js";
 

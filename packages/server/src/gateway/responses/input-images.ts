@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { VerbatimError } from "verbatim-llm/core";
 import type { Block, ImageBytesLookup } from "verbatim-llm/history";
-import { imageHashesOf, type GatewayImageStore, type HeldImage } from "../images.js";
+import { imageHashesOf, type GatewayImageStore, type HeldImage } from "../conversations/images.js";
 import { fetchGuarded, UrlFetchRefused } from "../upstream/guarded-fetch.js";
 import { DEFAULT_IMAGE_URL_POLICY, type ImageUrlPolicy } from "../upstream/image-url-policy.js";
 import type { CreateResponseBody } from "./schemas.js";
 
 /**
  * The images of a request's input (`input_image` parts of messages and of tool outputs), read
- * before anything is written or sent (docs/server.md, "Images"): a data URL is decoded, an
+ * before anything is written or sent (docs/server/responses.md, "Images"): a data URL is decoded, an
  * http(s) URL fetched once by the server, public addresses only unless the operator says
  * otherwise (../upstream/guarded-fetch.ts); either way the bytes are kept as sent, named by
  * their SHA-256, and every provider gets them in its own way. A `file_id` (OpenAI's Files API,

@@ -5,7 +5,7 @@ import { z } from "zod";
  * (the `openai` SDK, the Agents SDK, the AI SDK, Codex): messages of the four roles with text,
  * refusal and image parts, function and custom tool calls and their outputs (a string or
  * content parts), references to stored items, and reasoning items given back. What each
- * becomes is in input.ts; docs/server.md has the conformance table.
+ * becomes is in input.ts; docs/server/responses.md has the conformance table.
  */
 const text = z.string();
 

@@ -1,13 +1,9 @@
 import { VerbatimError } from "verbatim-llm/core";
-import {
-  renderRequest,
-  requestHeaders,
-  PROVIDER_ENDPOINTS,
-  type ProviderId,
-} from "verbatim-llm/providers";
+import { renderRequest, type ProviderId } from "verbatim-llm/providers";
+import { PROVIDER_ENDPOINTS, requestHeaders } from "verbatim-llm/internal";
 import { z } from "zod";
-import type { GatewayConversations } from "../conversations.js";
-import { GatewayImageStore } from "../images.js";
+import type { GatewayConversations } from "../conversations/conversations.js";
+import { GatewayImageStore } from "../conversations/images.js";
 import type { GatewayMessage, GatewayMessageStore } from "../index.js";
 import { callsOf, inputToMessages } from "./convert.js";
 import { contextMessage } from "./input.js";

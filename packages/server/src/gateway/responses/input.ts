@@ -1,12 +1,12 @@
 import { VerbatimError, type JsonValue } from "verbatim-llm/core";
 import type { Block } from "verbatim-llm/history";
 import type { GatewayMessage } from "../index.js";
-import type { HeldImage } from "../images.js";
+import type { HeldImage } from "../conversations/images.js";
 import type { ContentPart, InputItem, InputMessageItem } from "./input-schemas.js";
 import type { CreateResponseBody } from "./schemas.js";
 
 /**
- * The input items of a request as messages to store (docs/server.md, "Conformance"): a message
+ * The input items of a request as messages to store (docs/server/responses.md, "Conformance"): a message
  * of role user or assistant stays one; a `system` or `developer` message is stored as a user
  * message marked with its role (gateway fact `inputRole`) and reaches the model through the
  * provider's system slot (context.ts); a function or custom tool call is an assistant tool call,

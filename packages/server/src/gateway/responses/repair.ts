@@ -1,8 +1,8 @@
-import { repairStoredText } from "verbatim-llm/core";
+import { repairStoredText } from "verbatim-llm/internal";
 import type { Block } from "verbatim-llm/history";
 
 /**
- * What an upstream sends that the store cannot keep as it is, made storable (docs/server.md,
+ * What an upstream sends that the store cannot keep as it is, made storable (docs/server/responses.md,
  * "Response lifecycle"), by the one stored-text rule (src/core/stored-text.ts): lone surrogates
  * and NULs become U+FFFD, texts over a length limit are cut at a code point boundary (never
  * between the two halves of a pair).

@@ -102,7 +102,7 @@ function notFound(id: string, _index: number, input: CreateResponseBody["input"]
   });
 }
 
-/** Refuses the state settings this server does not take (docs/server.md, "Conformance"). */
+/** Refuses the state settings this server does not take (docs/server/responses.md, "Conformance"). */
 export function refuseUnsupportedState(body: CreateResponseBody): void {
   const refuse = (field: string, message: string, hint: string): never => {
     throw new VerbatimError("invalid_request", message, {
@@ -120,6 +120,6 @@ export function refuseUnsupportedState(body: CreateResponseBody): void {
     refuse(
       "context_management",
       "context_management is not supported",
-      "Leave it out; long conversations are compressed with the summary routes (docs/server.md)",
+      "Leave it out; long conversations are compressed with the summary routes (docs/server/responses.md)",
     );
 }

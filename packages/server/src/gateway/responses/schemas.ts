@@ -3,7 +3,7 @@ import { z } from "zod";
 /**
  * The Responses API shapes this server speaks: the subset of OpenAI's Responses API that a
  * stateful text-and-tools conversation needs, field for field, so the official clients work
- * unchanged (docs/server.md lists what is taken and what is refused).
+ * unchanged (docs/server/responses.md lists what is taken and what is refused).
  */
 const text = z.string();
 

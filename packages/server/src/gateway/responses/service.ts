@@ -1,36 +1,21 @@
 import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
 import type { GatewayMessageStore, GatewayMessage } from "../index.js";
-import {
-  renderRequest,
-  streamRound,
-  type RoundResult,
-  type StreamEvent,
-} from "verbatim-llm/providers";
-import { ResponseLeases } from "../response-leases.js";
-import { RESPONSES_CHAIN_SEED } from "../chain-matching.js";
-import { MessageChain } from "../message-chains.js";
+import type { RoundResult, StreamEvent } from "verbatim-llm/providers";
+import { ResponseLeases } from "./leases.js";
+import { RESPONSES_CHAIN_SEED } from "../recording/chain-matching.js";
+import { MessageChain } from "../conversations/message-chains.js";
 import type { Sanitizer } from "verbatim-llm/trajectory";
-import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
+import type { UpstreamConfig } from "../upstream/config.js";
 import { upstreamFailure } from "../upstream/failure.js";
 import { upstreamErrorSanitizer } from "../upstream/scrub.js";
 import { finishResponse, type StopCause } from "./finish.js";
 import { PartialAnswer } from "./partial-answer.js";
-import {
-  callsOf,
-  messageItemsWithImages,
-  responseObject,
-  withReasoning,
-  type ResponseFacts,
-} from "./convert.js";
-import { contextMessage, inputToMessages } from "./input.js";
+import { messageItemsWithImages, responseObject, withReasoning } from "./convert.js";
 import { imageUrlsOf } from "./image-urls.js";
-import { imageLookup, resolveInputImages } from "./input-images.js";
-import { GatewayImageStore } from "../images.js";
-import { modelContext, refuseUnsupportedState, resolveReferences } from "./request-context.js";
-import { echoedSettings, providerSettings } from "./settings.js";
-import { anchorOf } from "./state.js";
+import { GatewayImageStore } from "../conversations/images.js";
+import { planResponse, type ResponsePlan } from "./plan.js";
 import { runUnkept } from "./unkept.js";
-import { renderedTools } from "./tools.js";
+import { UpstreamCall } from "./upstream-call.js";
 import type { CreateResponseBody, ResponseItem, ResponseObject } from "./schemas.js";
 
 /** Receives a response's events while it streams (POST /v1/responses with stream: true). */
@@ -60,7 +45,7 @@ interface Running {
  * in ai_gateway_messages; the model sees the model-visible context of previous_response_id
  * rendered for the upstream provider through src/providers. Every response it starts ends
  * `completed`, `incomplete`, `cancelled` or `failed` (finish.ts); while it runs it holds a
- * lease (src/gateway/response-leases.ts), so one whose server died is ended by another.
+ * lease (src/gateway/responses/leases.ts), so one whose server died is ended by another.
  */
 export class ResponsesService {
   readonly leases: ResponseLeases;
@@ -86,221 +71,55 @@ export class ResponsesService {
     options: CreateOptions = {},
   ): Promise<ResponseObject> {
     const { sink } = options;
-    // Everything that can refuse the request runs before the upstream is called and before
-    // anything is written: a refused request is neither billed nor stored.
-    const { provider, upstream } = resolveUpstream(this.upstream, body.model);
-    const anchor = await anchorOf(this.store, subject, body);
-    const previousId = anchor.previousMessageId;
-    const context =
-      previousId === null ? undefined : await this.store.readContext(subject, previousId);
-    if (context !== undefined && context.anchor.status === "in_progress") {
-      throw new VerbatimError(
-        "gateway_anchor_in_progress",
-        `response ${context.anchor.id} is still in progress and cannot be continued yet`,
-        {
-          where: "body.previous_response_id",
-          hint: "Continue from it once it has a final status; nothing was written",
-        },
-      );
-    }
-    refuseUnsupportedState(body);
-    const contextHistory = (context?.messages ?? []).map(contextMessage);
-    const references = await resolveReferences(this.store, subject, body.input);
-    const images = await resolveInputImages(body.input, this.upstream.imageUrls);
-    const inputs = inputToMessages(body.input, callsOf(contextHistory), references, images);
-    const tools = renderedTools(body.tools, provider);
-    const settings = providerSettings(provider, body);
-    // Absent is absent (the provider's own limit), except at Anthropic, which requires one.
-    const maxTokens =
-      body.max_output_tokens ??
-      (provider === "anthropic" ? this.upstream.defaultMaxOutputTokens : undefined);
-    const { history, system, signed } = modelContext(body.instructions, [
-      ...contextHistory,
-      ...inputs,
-    ]);
-    const metadata = body.metadata ?? {};
-    const echo = echoedSettings(body);
-    const prepared = this.store.prepareAppend(subject, {
-      previousMessageId: previousId,
-      ...(anchor.conversationId === undefined ? {} : { conversationId: anchor.conversationId }),
-      conversationMetadata: {},
-      messages: [
-        ...inputs.map((message) => ({
-          role: message.role,
-          content: message.content,
-          metadata,
-          ...(message.inputRole === undefined ? {} : { gateway: { inputRole: message.inputRole } }),
-        })),
-        {
-          role: "assistant" as const,
-          content: [],
-          status: "in_progress" as const,
-          metadata,
-          gateway: { model: body.model, provider },
-          // Given back when the response is read (GET /v1/responses/:id).
-          request: {
-            instructions: body.instructions ?? null,
-            tools: body.tools ?? [],
-            maxOutputTokens: body.max_output_tokens ?? null,
-            echo,
-          },
-          leaseMilliseconds: this.leases.leaseMilliseconds,
-        },
-      ],
-    });
-    const rendered = renderRequest(provider, {
-      history,
-      images: await imageLookup(this.#images, subject, history, images),
-      // Reasoning given back goes only to the provider that made it (A23).
-      ...(provider === "openai-responses" && signed.length > 0 ? { signed } : {}),
-      options: {
-        model: body.model,
-        ...(system === undefined ? {} : { system }),
-        ...(tools.definitions.length === 0 ? {} : { tools: tools.definitions }),
-        ...(tools.hosted.length === 0 ? {} : { hostedTools: tools.hosted }),
-        ...(maxTokens === undefined ? {} : { maxTokens }),
-        stream: true,
-        ...(settings.promptCacheKey === undefined
-          ? {}
-          : { cache: { promptCacheKey: settings.promptCacheKey } }),
-        ...(Object.keys(settings.extras).length === 0 ? {} : { extras: settings.extras }),
+    const plan = await planResponse(
+      {
+        store: this.store,
+        upstream: this.upstream,
+        images: this.#images,
+        leaseMilliseconds: this.leases.leaseMilliseconds,
       },
-    });
+      subject,
+      body,
+    );
     // The upstream request starts first; the inputs and the in_progress answer are written once
     // the model's first event arrived (at once for a background response), its events are
     // passed on only once they are stored, and it is aborted when the write fails, when the
-    // client hangs up or on a cancel.
-    const abort = new AbortController();
-    let stopped: StopCause | undefined;
-    const stop = (cause: StopCause) => {
-      stopped ??= cause;
-      abort.abort();
-    };
-    const onClientGone = () => stop("client_disconnected");
-    // A background response runs on whether its client stays or not (state.ts).
+    // client hangs up or on a cancel. A background response runs on whether its client stays
+    // or not (state.ts).
     const background = body.background === true;
-    const clientGone = background ? undefined : options.clientGone;
-    if (clientGone?.aborted === true) onClientGone();
-    clientGone?.addEventListener("abort", onClientGone, { once: true });
-    const events = streamRound(
-      { provider, model: body.model, body: rendered.body, stream: true },
-      {
-        apiKey: upstream.apiKey,
-        ...(upstream.baseUrl === undefined ? {} : { baseUrl: upstream.baseUrl }),
-        env: {},
-        timeoutMs: this.upstream.timeoutMs,
-        maxRetries: this.upstream.maxRetries,
-        signal: abort.signal,
-      },
+    const call = new UpstreamCall(
+      this.upstream,
+      plan,
+      body.model,
+      background ? undefined : options.clientGone,
     );
-    const first = events.next();
-    first.catch(() => undefined);
-    const facts: ResponseFacts = {
-      previousResponseId: previousId,
-      instructions: body.instructions ?? null,
-      tools: body.tools,
-      maxOutputTokens: body.max_output_tokens ?? null,
-      echo,
-    };
     if (body.store === false && this.upstream.keepUnstoredResponses === false) {
       try {
         return await runUnkept({
-          events,
-          first,
+          events: call.events,
+          first: call.first,
           model: body.model,
-          provider,
+          provider: plan.provider,
           subject,
-          facts,
+          facts: plan.facts,
           ...(sink === undefined ? {} : { sink }),
           failure: (error) => upstreamFailure(error, this.#sanitizer),
         });
       } finally {
-        clientGone?.removeEventListener("abort", onClientGone);
+        call.detach();
       }
     }
-    // Nothing is written before the model has answered (its first event): an upstream that
-    // refuses or fails the request leaves no conversation and no row, so a client's retries
-    // leave no debris (issue 17); the error is answered with the upstream's status. A
-    // background response is written at once: its id is the answer, and GET polls it.
-    try {
-      if (!background) await first;
-    } catch (error) {
-      clientGone?.removeEventListener("abort", onClientGone);
-      if (stopped !== undefined) throw error;
-      throw upstreamFailure(error, this.#sanitizer);
-    }
-    // Without previous_response_id or conversation the client sent its whole history: the
-    // longest stored prefix of it is continued (gateway/message-chains.ts).
-    const chain =
-      previousId === null && anchor.conversationId === undefined
-        ? new MessageChain(this.store.database, subject, RESPONSES_CHAIN_SEED, inputs)
-        : undefined;
-    let stored: GatewayMessage[];
-    try {
-      await this.#images.save(subject, images.values());
-      stored =
-        chain === undefined
-          ? await this.store.appendPrepared(prepared)
-          : await this.store.appendPreparedMatching(prepared, chain);
-    } catch (error) {
-      clientGone?.removeEventListener("abort", onClientGone);
-      abort.abort();
-      await first.catch(() => undefined);
-      throw error;
-    }
-    const output = stored[stored.length - 1];
-    if (output === undefined) throw new Error("append returned no message");
+    if (!background) await this.#modelAnswered(call);
+    const { output, chain } = await this.#storeStart(subject, plan, call);
     let markFinished = () => undefined as void;
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
-    this.#running.set(output.id, { subject, stop, finished });
-    this.leases.hold(output.id, () => stop("lost"));
+    this.#running.set(output.id, { subject, stop: (cause) => call.stop(cause), finished });
+    this.leases.hold(output.id, () => call.stop("lost"));
     const run = async (): Promise<ResponseObject> => {
       try {
-        sink?.begin(responseObject(output, facts));
-        const partial = new PartialAnswer();
-        let result: RoundResult | undefined;
-        let failure: VerbatimError | undefined;
-        try {
-          let next = await first;
-          while (next.done !== true) {
-            partial.add(next.value);
-            sink?.event(next.value);
-            next = await events.next();
-          }
-          result = next.value;
-        } catch (error) {
-          if (stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
-        }
-        const final = await finishResponse(
-          this.store,
-          subject,
-          output,
-          provider,
-          {
-            ...(result === undefined ? {} : { result }),
-            ...(result === undefined && stopped !== undefined ? { stopped } : {}),
-            ...(failure === undefined ? {} : { failure }),
-            partial: partial.blocks(),
-          },
-          this.#sanitizer,
-        );
-        await chain?.answered(final);
-        if (final.status === "failed" && sink === undefined) {
-          // The plain client learns of the failure as an error, and that the inputs and the
-          // failed response were stored.
-          const error = final.metadata.gateway.error;
-          throw new VerbatimError(
-            failure?.code ?? "upstream_failed",
-            error?.message ?? "the upstream request failed",
-            {
-              where: output.id,
-              hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
-            },
-          );
-        }
-        return withReasoning(responseObject(final, facts), result, provider);
+        return await this.#streamToEnd(subject, plan, call, output, chain, sink);
       } finally {
-        clientGone?.removeEventListener("abort", onClientGone);
+        call.detach();
         this.leases.release(output.id);
         this.#running.delete(output.id);
         markFinished();
@@ -309,7 +128,110 @@ export class ResponsesService {
     if (!background) return run();
     // Its end is stored whatever it is (a failure included); the caller polls it.
     run().catch(() => undefined);
-    return responseObject(output, facts);
+    return responseObject(output, plan.facts);
+  }
+
+  /**
+   * Waits for the model's first event. Nothing is written before the model has answered: an
+   * upstream that refuses or fails the request leaves no conversation and no row, so a client's
+   * retries leave no debris (issue 17); the error is answered with the upstream's status. A
+   * background response is written at once: its id is the answer, and GET polls it.
+   */
+  async #modelAnswered(call: UpstreamCall): Promise<void> {
+    try {
+      await call.first;
+    } catch (error) {
+      call.detach();
+      if (call.stopped !== undefined) throw error;
+      throw upstreamFailure(error, this.#sanitizer);
+    }
+  }
+
+  /**
+   * Writes the input's images, the inputs and the in_progress answer. Without
+   * previous_response_id or conversation the client sent its whole history: the longest stored
+   * prefix of it is continued (gateway/conversations/message-chains.ts). A failed write aborts the call.
+   */
+  async #storeStart(
+    subject: string,
+    plan: ResponsePlan,
+    call: UpstreamCall,
+  ): Promise<{ output: GatewayMessage; chain: MessageChain | undefined }> {
+    const chain =
+      plan.anchor.previousMessageId === null && plan.anchor.conversationId === undefined
+        ? new MessageChain(this.store.database, subject, RESPONSES_CHAIN_SEED, plan.inputs)
+        : undefined;
+    let stored: GatewayMessage[];
+    try {
+      await this.#images.save(subject, plan.images.values());
+      stored =
+        chain === undefined
+          ? await this.store.appendPrepared(plan.prepared)
+          : await this.store.appendPreparedMatching(plan.prepared, chain);
+    } catch (error) {
+      call.detach();
+      call.abort();
+      await call.first.catch(() => undefined);
+      throw error;
+    }
+    const output = stored[stored.length - 1];
+    if (output === undefined) throw new Error("append returned no message");
+    return { output, chain };
+  }
+
+  /** Passes the model's events on to the sink, then stores how the response ended. */
+  async #streamToEnd(
+    subject: string,
+    plan: ResponsePlan,
+    call: UpstreamCall,
+    output: GatewayMessage,
+    chain: MessageChain | undefined,
+    sink: ResponseSink | undefined,
+  ): Promise<ResponseObject> {
+    sink?.begin(responseObject(output, plan.facts));
+    const partial = new PartialAnswer();
+    let result: RoundResult | undefined;
+    let failure: VerbatimError | undefined;
+    try {
+      let next = await call.first;
+      while (next.done !== true) {
+        partial.add(next.value);
+        sink?.event(next.value);
+        next = await call.events.next();
+      }
+      result = next.value;
+    } catch (error) {
+      if (call.stopped === undefined) failure = upstreamFailure(error, this.#sanitizer);
+    }
+    const stopped = call.stopped;
+    const final = await finishResponse(
+      this.store,
+      subject,
+      output,
+      plan.provider,
+      {
+        ...(result === undefined ? {} : { result }),
+        ...(result === undefined && stopped !== undefined ? { stopped } : {}),
+        ...(failure === undefined ? {} : { failure }),
+        partial: partial.blocks(),
+      },
+      this.#sanitizer,
+    );
+    await chain?.answered(final);
+    if (final.status === "failed" && sink === undefined) {
+      // The plain client learns of the failure as an error, and that the inputs and the
+      // failed response were stored.
+      const error = final.metadata.gateway.error;
+      throw new VerbatimError(
+        failure?.code ?? "upstream_failed",
+        error?.message ?? "the upstream request failed",
+        {
+          where: output.id,
+          hint: `The input and the failed response ${output.id} were stored (GET /v1/responses/${output.id}); retry by continuing from the same previous_response_id`,
+        },
+      );
+    }
+    return withReasoning(responseObject(final, plan.facts), result, plan.provider);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { CreateResponseBody } from "./schemas.js";
 
 /**
  * The sampling, output and tool settings of a Responses request, as each provider takes them
- * (docs/server.md, "Conformance"): passed as they are to OpenAI Responses, translated for OpenAI
+ * (docs/server/responses.md, "Conformance"): passed as they are to OpenAI Responses, translated for OpenAI
  * Chat, OpenRouter, Anthropic and Gemini, or refused with a 400 naming the field when the
  * provider has no equivalent. Nothing is dropped silently: a setting this file does not send is
  * either the default or documented there as having no effect at that provider.
@@ -22,7 +22,7 @@ function refuse(field: string, provider: ProviderId, what: string): never {
     `${field} ${what} is not supported by the ${provider} provider this model is routed to`,
     {
       where: `body.${field}`,
-      hint: "Leave the field out, or route the model to a provider that takes it (docs/server.md, Conformance); nothing was written",
+      hint: "Leave the field out, or route the model to a provider that takes it (docs/server/responses.md, Conformance); nothing was written",
     },
   );
 }
@@ -196,13 +196,13 @@ function forGemini(body: Body, extras: Record<string, JsonValue>): void {
   if (given(body.max_tool_calls)) refuse("max_tool_calls", provider, "(a limit of tool calls)");
 }
 
-/** Refuses `include` values other than reasoning.encrypted_content (docs/server.md). */
+/** Refuses `include` values other than reasoning.encrypted_content (docs/server/responses.md). */
 function checkInclude(body: Body): void {
   (body.include ?? []).forEach((value, index) => {
     if (value === "reasoning.encrypted_content") return;
     throw new VerbatimError("invalid_request", `include "${value}" is not supported`, {
       where: `body.include[${index}]`,
-      hint: 'Only "reasoning.encrypted_content" is taken (docs/server.md, Conformance); nothing was written',
+      hint: 'Only "reasoning.encrypted_content" is taken (docs/server/responses.md, Conformance); nothing was written',
     });
   });
 }

@@ -1,11 +1,11 @@
 import { VerbatimError } from "verbatim-llm/core";
-import { GatewayConversations } from "../conversations.js";
+import { GatewayConversations } from "../conversations/conversations.js";
 import type { GatewayMessageStore } from "../index.js";
-import { messageNotFound } from "../not-found.js";
+import { messageNotFound } from "../conversations/not-found.js";
 import type { CreateResponseBody } from "./schemas.js";
 
 /**
- * The state settings of a Responses request (docs/server.md, "Conformance"):
+ * The state settings of a Responses request (docs/server/responses.md, "Conformance"):
  * - `conversation`: the response continues the conversation's newest message and is appended
  *   to it (its context is the conversation's current chain); not together with
  *   `previous_response_id`, as in OpenAI's API;

@@ -1,5 +1,5 @@
 import type { GatewayMessageStore, Summarizer, SummaryRequest, SummaryResult } from "../index.js";
-import { GatewayImageStore } from "../images.js";
+import { GatewayImageStore } from "../conversations/images.js";
 import { imageLookup } from "./input-images.js";
 import { renderRequest, sendRound } from "verbatim-llm/providers";
 import { resolveUpstream, type UpstreamConfig } from "../upstream/config.js";
@@ -15,7 +15,7 @@ const SUMMARY_REQUEST = "Summarise the conversation so far, as instructed.";
 
 /**
  * A Summarizer that makes one model call through src/providers, to the configured upstream,
- * showing it the context's images; its failure is scrubbed as a response's is (docs/server.md, "What an upstream error shows").
+ * showing it the context's images; its failure is scrubbed as a response's is (docs/server/responses.md, "What an upstream error shows").
  */
 function providerSummarizer(
   config: UpstreamConfig,

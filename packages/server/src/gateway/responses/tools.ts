@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { customToolSchema, functionToolSchema, RequestTool } from "./schemas.js";
 
 /**
- * The tools of a Responses request as the provider gets them (docs/server.md, "Conformance"):
+ * The tools of a Responses request as the provider gets them (docs/server/responses.md, "Conformance"):
  * a function tool exactly (its `strict` kept), a custom (free-form) tool as OpenAI Responses'
  * custom tool and as a function tool taking `{input: string}`-free text elsewhere (the
  * library's `kind: "custom"`), the tools of Codex's `namespace` as function tools named

@@ -8,7 +8,7 @@ import type { ResponseObject } from "./schemas.js";
 
 /**
  * A `store: false` response when the operator turned keeping them off
- * (`VERBATIM_KEEP_UNSTORED_RESPONSES=off`, docs/server.md): nothing is written, the answer is
+ * (`VERBATIM_KEEP_UNSTORED_RESPONSES=off`, docs/server/responses.md): nothing is written, the answer is
  * built in memory from the upstream's events, under an id no row has (`msg_…`, never readable).
  */
 export interface UnkeptRun {

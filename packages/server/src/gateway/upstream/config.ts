@@ -5,7 +5,7 @@ import type { ProviderId } from "verbatim-llm/providers";
 /**
  * Which upstream provider serves which model, and how to reach it. Keys and base URLs come from
  * the environment variables the official clients use; the model → provider map from
- * VERBATIM_MODEL_PROVIDERS (docs/server.md), else the defaults below.
+ * VERBATIM_MODEL_PROVIDERS (docs/server/README.md), else the defaults below.
  */
 export interface UpstreamProvider {
   readonly apiKey: string;
@@ -30,7 +30,7 @@ export interface UpstreamConfig {
   readonly defaultMaxOutputTokens: number;
   /**
    * How long an in_progress response's lease lasts unless renewed (default 30,000 ms;
-   * docs/server.md, "Response lifecycle"): a response of a server that died ends `incomplete`
+   * docs/server/responses.md, "Response lifecycle"): a response of a server that died ends `incomplete`
    * at most this long after its last renewal.
    */
   readonly responseLeaseMs?: number;
@@ -41,7 +41,7 @@ export interface UpstreamConfig {
   readonly keepUnstoredResponses?: boolean;
   /**
    * Which image URLs of an input the server fetches (default: public addresses only;
-   * VERBATIM_IMAGE_URLS, VERBATIM_IMAGE_URL_HOSTS; docs/server.md, "Images").
+   * VERBATIM_IMAGE_URLS, VERBATIM_IMAGE_URL_HOSTS; docs/server/responses.md, "Images").
    */
   readonly imageUrls?: ImageUrlPolicy;
   /**

@@ -21,7 +21,7 @@ function mappedFailure(error: unknown): VerbatimError {
   if (isVerbatimError(error)) {
     if (error.code === "provider_api_key_missing") {
       return new VerbatimError("upstream_not_configured", error.message, {
-        hint: "Set the provider's API key in the server's environment (docs/server.md)",
+        hint: "Set the provider's API key in the server's environment (docs/server/README.md)",
       });
     }
     if (error.code === "provider_timeout") {

@@ -7,7 +7,7 @@ import { nonPublicAddressKind } from "./public-address.js";
 
 /**
  * GET of a URL a caller gave (an image URL), guarded for a server many tenants share
- * (docs/server.md, "Images"):
+ * (docs/server/responses.md, "Images"):
  * - in the `public` mode every address a host name resolves to must be public, and the
  *   connection goes to the checked addresses (the check is the connection's own DNS lookup, so
  *   no second answer can slip in between); an IP literal, in any notation the URL parser
@@ -42,7 +42,7 @@ export interface GuardedFetchOptions {
 }
 
 const NOT_PUBLIC_HINT =
-  'Give a URL on a public host or send the image as a data URL (a server\'s operator can allow internal hosts: docs/server.md, "Images")';
+  'Give a URL on a public host or send the image as a data URL (a server\'s operator can allow internal hosts: docs/server/README.md, "Images")';
 const UNREACHABLE_HINT = "Give a URL this server can reach, or send the image as a data URL";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

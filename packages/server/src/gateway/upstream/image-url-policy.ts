@@ -1,5 +1,5 @@
 /**
- * Which image URLs the server fetches (docs/server.md, "Images"), from VERBATIM_IMAGE_URLS and
+ * Which image URLs the server fetches (docs/server/responses.md, "Images"), from VERBATIM_IMAGE_URLS and
  * VERBATIM_IMAGE_URL_HOSTS, read when `serve` starts (a typo stops it):
  * - `public` (the default): only hosts whose every address is a public unicast address, and the
  *   hosts of the allow-list whatever their addresses;

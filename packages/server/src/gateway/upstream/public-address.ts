@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 
 /**
  * Which IP addresses are public unicast addresses, the only ones the server fetches a URL from
- * by default (docs/server.md, "Images"): an address of a special-purpose block (IANA's IPv4 and
+ * by default (docs/server/responses.md, "Images"): an address of a special-purpose block (IANA's IPv4 and
  * IPv6 special-purpose registries) is refused whatever it is written as. IPv6 forms that carry
  * an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64
  * `64:ff9b::a.b.c.d`, 6to4 `2002:aabb:ccdd::`) are judged by the IPv4 address they carry.

@@ -2,7 +2,7 @@ import { createSanitizer, type Sanitizer, type SecretRule } from "verbatim-llm/t
 import type { UpstreamConfig } from "./config.js";
 
 /**
- * Scrubs upstream error text before a caller sees it or it is stored (docs/server.md, "What an
+ * Scrubs upstream error text before a caller sees it or it is stored (docs/server/responses.md, "What an
  * upstream error shows"): the trajectory sanitizer's rules (API keys, bearer tokens, JWTs, …),
  * plus credentials in URLs (`scheme://user:secret@host`), masked key fragments providers echo
  * (`sk-proj-****…abcd`), the configured provider keys themselves and the configured upstream

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import { conversationCacheReport } from "../../gateway/recorded-cache-report.js";
-import type { StoreDatabase } from "../../store/index.js";
+import type { ConsoleService } from "../../gateway/console/service.js";
 import { errorReplySchema } from "../errors.js";
 
 const usageSchema = z.object({
@@ -52,12 +50,12 @@ const cacheReplySchema = z.object({
 
 /**
  * GET /ai-gateway/conversations/:id/cache: a recorded conversation's calls with their usage and
- * whether each kept the cacheable prefix of the previous call of its chain (docs/server.md,
+ * whether each kept the cacheable prefix of the previous call of its chain (docs/server/recorded-calls.md,
  * "Cache report").
  */
 export function registerConversationCacheRoute(
   app: FastifyInstance,
-  database: StoreDatabase,
+  service: ConsoleService,
 ): void {
   app.get<{ Params: { id: string } }>(
     "/ai-gateway/conversations/:id/cache",
@@ -71,19 +69,6 @@ export function registerConversationCacheRoute(
         response: { 200: cacheReplySchema, 401: errorReplySchema, 404: errorReplySchema },
       },
     },
-    async (request) => {
-      const report = await conversationCacheReport(database, request.params.id);
-      if (report === undefined) {
-        throw new VerbatimError(
-          "resource_not_found",
-          `no recorded calls in conversation ${request.params.id}`,
-          {
-            where: request.params.id,
-            hint: "Only conversations recorded through /v1/messages or /v1/chat/completions have a cache report",
-          },
-        );
-      }
-      return report;
-    },
+    async (request) => service.cacheReport(request.params.id),
   );
 }

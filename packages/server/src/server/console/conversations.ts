@@ -1,27 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import type { StoreDatabase } from "../../store/index.js";
+import type { ConsoleService } from "../../gateway/console/service.js";
+import { modelInputSchema } from "../../gateway/console/model-input.js";
+import { projectionMetadataSchema } from "../../gateway/console/project-in-slices.js";
+import { storedMessageSchema } from "../../gateway/console/stored-message.js";
 import { errorReplySchema } from "../errors.js";
-import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  listQuerySchema,
-  pageLimitBytesSchema,
-  projectionMetadataSchema,
-  viewSchema,
-} from "./paging.js";
-import {
-  conversationOwner,
-  countMessages,
-  instant,
-  latestMessageId,
-  listConversations,
-} from "../../store/repositories/console-queries.js";
-import { modelInputSchema } from "./model-input.js";
-import { storedMessageSchema } from "./stored-message.js";
-import type { ConsolePages } from "./worker/pages.js";
+import { closingFlag, waitMsSchema, whileHeld } from "./long-poll.js";
+import { listQuerySchema, pageLimitBytesSchema, viewSchema } from "./paging.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -92,18 +77,10 @@ const messagesReplySchema = z.object({
     ),
 });
 
-function notFound(id: string): VerbatimError {
-  return new VerbatimError("resource_not_found", `no conversation ${id}`, {
-    where: id,
-    hint: "List conversations with GET /ai-gateway/conversations",
-  });
-}
-
 /** Console: conversations and their messages in the three views (B14). */
 export function registerConversationConsoleRoutes(
   app: FastifyInstance,
-  database: StoreDatabase,
-  pages: ConsolePages,
+  service: ConsoleService,
 ): void {
   // Held requests (long polling) answer at once when the server starts closing.
   const closing = closingFlag(app);
@@ -119,22 +96,17 @@ export function registerConversationConsoleRoutes(
       },
     },
     async (request) => {
-      const offset = decodeCursor(request.query.cursor);
-      const { limit, subject_uid, subject_prefix, model, created_after, created_before } =
+      const { limit, subject_uid, subject_prefix, model, created_after, created_before, cursor } =
         request.query;
-      const rows = await listConversations(database, {
+      return service.listConversations({
         subjectUid: subject_uid,
         subjectPrefix: subject_prefix,
         model,
-        createdAfter: created_after === undefined ? undefined : instant(created_after),
-        createdBefore: created_before === undefined ? undefined : instant(created_before),
-        limit: limit + 1,
-        offset,
+        createdAfter: created_after,
+        createdBefore: created_before,
+        limit,
+        cursor,
       });
-      return {
-        data: rows.slice(0, limit),
-        next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
-      };
     },
   );
 
@@ -151,34 +123,23 @@ export function registerConversationConsoleRoutes(
       },
     },
     async (request, reply) => {
-      const { id } = request.params;
-      const { view, limit, page_limit_bytes } = request.query;
-      const subject = await conversationOwner(database, id);
-      if (subject === undefined) throw notFound(id);
-      let anchor = request.query.anchor ?? null;
-      if (anchor === null && view === "model-visible")
-        anchor = (await latestMessageId(database, id)) ?? null;
-      const offset = decodeCursor(request.query.cursor);
+      const { view, anchor, limit, cursor, page_limit_bytes } = request.query;
       const { wait_for_more_than, wait_ms } = request.query;
-      if (anchor === null && wait_for_more_than !== undefined && wait_ms > 0) {
-        const count = offset + wait_for_more_than;
-        await waitForNews(
-          async () => (await countMessages(database, id)) > count,
-          wait_ms,
-          request.raw,
-          closing,
-        );
-      }
       // Read, projected, cut and serialized in the console's worker thread when there is one.
-      const body = await pages.conversationPage({
-        conversationId: id,
-        subject,
-        view,
-        anchor,
-        offset,
-        limit,
-        pageLimitBytes: page_limit_bytes,
-      });
+      const body = await whileHeld(request.raw, closing, (stop) =>
+        service.conversationPage({
+          conversationId: request.params.id,
+          view,
+          anchor,
+          limit,
+          cursor,
+          pageLimitBytes: page_limit_bytes,
+          wait:
+            wait_for_more_than === undefined
+              ? undefined
+              : { forMoreThan: wait_for_more_than, ms: wait_ms, stop },
+        }),
+      );
       return reply.type("application/json; charset=utf-8").send(body);
     },
   );

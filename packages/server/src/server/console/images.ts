@@ -1,16 +1,11 @@
-import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { isVerbatimError, VerbatimError } from "verbatim-llm/core";
-import type { GatewayMessageStore } from "../../gateway/index.js";
-import { GatewayImageStore } from "../../gateway/images.js";
-import type { StoreDatabase } from "../../store/index.js";
+import { IMAGE_MAX_BYTES_LIMIT } from "../../gateway/console/images.js";
+import type { ConsoleService } from "../../gateway/console/service.js";
 import { errorReplySchema } from "../errors.js";
-import { conversationOwner } from "../../store/repositories/console-queries.js";
 
 /** The most bytes an image answer carries unless the request asks for fewer (`max_bytes`). */
 export const DEFAULT_IMAGE_MAX_BYTES = 8 * 1024 * 1024;
-const IMAGE_MAX_BYTES_LIMIT = 64 * 1024 * 1024;
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -19,12 +14,7 @@ const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySc
  * SHA-256; the server keeps them in ai_gateway_images), for the page's thumbnails. The page
  * fetches them with the operator token in the header and shows them from a blob URL.
  */
-export function registerImageConsoleRoute(
-  app: FastifyInstance,
-  database: StoreDatabase,
-  store: GatewayMessageStore,
-): void {
-  const images = new GatewayImageStore(database);
+export function registerImageConsoleRoute(app: FastifyInstance, service: ConsoleService): void {
   app.get<{
     Params: { id: string; messageId: string; block: number };
     Querystring: { max_bytes: number };
@@ -68,58 +58,19 @@ export function registerImageConsoleRoute(
     },
     async (request, reply) => {
       const { id, messageId, block } = request.params;
-      const missing = (what: string, where: string) =>
-        new VerbatimError("resource_not_found", what, {
-          where,
-          hint: "Take the conversation, message and block index from GET /ai-gateway/conversations/:id/messages",
-        });
-      const subject = await conversationOwner(database, id);
-      if (subject === undefined) throw missing(`no conversation ${id}`, "path.id");
-      let message;
-      try {
-        message = await store.getMessage(subject, messageId);
-      } catch (error) {
-        if (isVerbatimError(error) && error.code === "gateway_message_not_found") {
-          throw missing(`no message ${messageId} in conversation ${id}`, "path.messageId");
-        }
-        throw error;
-      }
-      if (message.conversationId !== id) {
-        throw missing(`no message ${messageId} in conversation ${id}`, "path.messageId");
-      }
-      const image = message.content[block];
-      if (image?.type !== "image") {
-        throw missing(
-          `block ${block} of message ${messageId} is ${image === undefined ? "not there" : `a ${image.type} block, not an image`}`,
-          "path.block",
-        );
-      }
-      const held = (await images.load(subject, [image.sha256])).get(image.sha256);
-      if (held === undefined) {
-        throw missing(
-          `the bytes of image ${image.sha256} are not held (stored before the server kept image bytes, or never sent)`,
-          "path.block",
-        );
-      }
-      const { max_bytes } = request.query;
-      if (held.bytes.byteLength > max_bytes) {
-        throw new VerbatimError(
-          "invalid_request",
-          `the image is ${held.bytes.byteLength} bytes, more than max_bytes (${max_bytes})`,
-          {
-            where: "query.max_bytes",
-            hint: `Ask with max_bytes=${held.bytes.byteLength} or more (at most ${IMAGE_MAX_BYTES_LIMIT})`,
-          },
-        );
-      }
-      const sha256 = createHash("sha256").update(held.bytes).digest("hex");
+      const image = await service.image({
+        conversationId: id,
+        messageId,
+        block,
+        maxBytes: request.query.max_bytes,
+      });
       // The stored type exactly; `no-store` and `nosniff` come with every console route
       // (reply-headers.ts): see docs/console.md, "Headers", for why an image is not cached.
       return reply
-        .type(held.mimeType)
-        .header("x-image-sha256", sha256)
+        .type(image.mimeType)
+        .header("x-image-sha256", image.sha256)
         .header("content-security-policy", "default-src 'none'")
-        .send(Buffer.from(held.bytes));
+        .send(Buffer.from(image.bytes));
     },
   );
 }

@@ -1,23 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import type { StoreDatabase } from "../../store/index.js";
-import { findJobOwner, listJobsForConsole } from "../../store/repositories/console-jobs.js";
+import { modelUsageSchema } from "verbatim-llm/internal";
+import { jobUsageSchema, trajectorySchema } from "../../gateway/console/job-page.js";
+import type { ConsoleService } from "../../gateway/console/service.js";
+import { jobReplySchema, turnReplySchema } from "../../gateway/jobs/shapes.js";
 import { errorReplySchema } from "../errors.js";
-import { changeMarkOf, jobUsageSchema, trajectorySchema } from "./job-page.js";
-import { modelUsageSchema } from "verbatim-llm/trajectory";
-import { closingFlag, waitForNews, waitMsSchema } from "./long-poll.js";
-import { jobReplySchema, turnReplySchema } from "../jobs/shapes.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  listQuerySchema,
-  pageLimitBytesSchema,
-  projectionMetadataSchema,
-  viewSchema,
-} from "./paging.js";
-import { instant, startsWith } from "../../store/repositories/console-queries.js";
-import type { ConsolePages } from "./worker/pages.js";
+import { closingFlag, waitMsSchema, whileHeld } from "./long-poll.js";
+import { listQuerySchema, pageLimitBytesSchema, viewSchema } from "./paging.js";
 
 const errors = { 400: errorReplySchema, 401: errorReplySchema, 404: errorReplySchema };
 
@@ -72,11 +61,7 @@ const jobDetailSchema = z.object({
 });
 
 /** Console: jobs and each turn's trajectory in the three views (B14). */
-export function registerJobConsoleRoutes(
-  app: FastifyInstance,
-  database: StoreDatabase,
-  pages: ConsolePages,
-): void {
+export function registerJobConsoleRoutes(app: FastifyInstance, service: ConsoleService): void {
   // Held requests (long polling) answer at once when the server starts closing.
   const closing = closingFlag(app);
   app.get<{ Querystring: z.infer<typeof jobListQuerySchema> }>(
@@ -91,27 +76,18 @@ export function registerJobConsoleRoutes(
       },
     },
     async (request) => {
-      const { limit, subject_uid, status, conversation_id } = request.query;
-      const offset = decodeCursor(request.query.cursor);
-      const { subject_prefix, created_after, created_before } = request.query;
-      const rows = await listJobsForConsole(database.db, {
+      const { limit, subject_uid, subject_prefix, created_after, created_before, cursor } =
+        request.query;
+      return service.listJobs({
         subjectUid: subject_uid,
-        subjectLikePattern: subject_prefix === undefined ? undefined : startsWith(subject_prefix),
-        createdAfter: created_after === undefined ? undefined : instant(created_after),
-        createdBefore: created_before === undefined ? undefined : instant(created_before),
-        status,
-        conversationId: conversation_id,
-        limit: limit + 1,
-        offset,
+        subjectPrefix: subject_prefix,
+        createdAfter: created_after,
+        createdBefore: created_before,
+        status: request.query.status,
+        conversationId: request.query.conversation_id,
+        limit,
+        cursor,
       });
-      return {
-        data: rows.slice(0, limit).map((row) => ({
-          ...row,
-          attempts: Number(row.attempts),
-          retry_budget: Number(row.retry_budget),
-        })),
-        next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
-      };
     },
   );
 
@@ -128,30 +104,19 @@ export function registerJobConsoleRoutes(
       },
     },
     async (request, reply) => {
-      const { id } = request.params;
-      const owner = await findJobOwner(database.db, id);
-      if (owner === undefined) {
-        throw new VerbatimError("resource_not_found", `no job ${id}`, {
-          where: id,
-          hint: "List jobs with GET /background-agent-jobs",
-        });
-      }
-      const { wait_for_change, wait_ms } = request.query;
-      if (wait_for_change !== undefined && wait_ms > 0) {
-        await waitForNews(
-          async () => (await changeMarkOf(database, id)) !== wait_for_change,
-          wait_ms,
-          request.raw,
-          closing,
-        );
-      }
+      const { view, page_limit_bytes, wait_for_change, wait_ms } = request.query;
       // Read and built in the console's worker thread when there is one.
-      const body = await pages.jobPage({
-        jobId: id,
-        owner,
-        view: request.query.view,
-        pageLimitBytes: request.query.page_limit_bytes,
-      });
+      const body = await whileHeld(request.raw, closing, (stop) =>
+        service.jobPage({
+          jobId: request.params.id,
+          view,
+          pageLimitBytes: page_limit_bytes,
+          wait:
+            wait_for_change === undefined
+              ? undefined
+              : { forChange: wait_for_change, ms: wait_ms, stop },
+        }),
+      );
       return reply.type("application/json; charset=utf-8").send(body);
     },
   );

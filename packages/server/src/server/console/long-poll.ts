@@ -1,10 +1,8 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 
-/** Long polling of the console routes: the longest wait, and how often the news is asked. */
+/** Long polling of the console routes: the longest wait. */
 export const MAX_WAIT_MS = 25_000;
-const WAIT_STEP_MS = 250;
 
 /** The `wait_ms` query parameter of a long-polling route. */
 export function waitMsSchema(waitingFor: string) {
@@ -27,25 +25,20 @@ export function closingFlag(app: FastifyInstance): () => boolean {
 }
 
 /**
- * Waits until `news()` says there is news, `waitMs` has passed, the client has gone or the
- * server is closing (a held request never delays a shutdown): `news` should be a cheap read
- * (a count, a few columns), asked every 250 ms, never a page read.
+ * Runs `hold(stop)` for a request that may be held (long polling, gateway/console/wait.ts):
+ * `stop()` is true once the client has gone or the server is closing, so a held request never
+ * delays a shutdown nor waits for a client that left.
  */
-export async function waitForNews(
-  news: () => Promise<boolean>,
-  waitMs: number,
+export async function whileHeld<T>(
   client: NodeJS.EventEmitter & { readonly destroyed?: boolean },
   closing: () => boolean,
-): Promise<void> {
-  const deadline = Date.now() + waitMs;
+  hold: (stop: () => boolean) => Promise<T>,
+): Promise<T> {
   let gone = false;
   const onClose = () => (gone = true);
   client.once("close", onClose);
   try {
-    while (!gone && !closing() && client.destroyed !== true && Date.now() < deadline) {
-      if (await news()) return;
-      await sleep(Math.min(WAIT_STEP_MS, Math.max(0, deadline - Date.now())));
-    }
+    return await hold(() => gone || closing() || client.destroyed === true);
   } finally {
     client.off("close", onClose);
   }

@@ -1,22 +1,6 @@
+/** The console routes' query parameters of lists and pages (docs/console.md). */
 import { z } from "zod";
-import { VerbatimError, isStorableText } from "verbatim-llm/core";
-
-/** Opaque list cursors: the offset of the next page, base64url-encoded. */
-export function encodeCursor(offset: number): string {
-  return Buffer.from(`o:${offset}`).toString("base64url");
-}
-
-export function decodeCursor(cursor: string | undefined): number {
-  if (cursor === undefined || cursor === "") return 0;
-  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (match === null) {
-    throw new VerbatimError("invalid_request", "the cursor is not one this server gave", {
-      where: "query.cursor",
-      hint: "Pass next_cursor of the previous page unchanged",
-    });
-  }
-  return Number(match[1]);
-}
+import { isStorableText } from "verbatim-llm/internal";
 
 export const DEFAULT_PAGE_LIMIT_BYTES = 1024 * 1024;
 
@@ -42,7 +26,7 @@ export const listQuerySchema = z.object({
     .max(200)
     .refine(
       isStorableText,
-      "a subject is well-formed Unicode without U+0000 (NUL), as every stored string (docs/server.md)",
+      "a subject is well-formed Unicode without U+0000 (NUL), as every stored string (docs/server/README.md)",
     )
     .optional(),
   subject_prefix: z
@@ -62,9 +46,4 @@ export const listQuerySchema = z.object({
     .describe("Only those created before this instant (ISO 8601)."),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(100).optional(),
-});
-
-export const projectionMetadataSchema = z.object({
-  redacted: z.boolean(),
-  content_truncated: z.boolean(),
 });

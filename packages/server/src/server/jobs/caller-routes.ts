@@ -13,7 +13,7 @@ import {
   turnReplySchema,
   wakeEventReply,
   wakeEventReplySchema,
-} from "./shapes.js";
+} from "../../gateway/jobs/shapes.js";
 
 const errors = {
   400: errorReplySchema,

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { BackgroundAgentJobs, type GatewayMessageStore } from "../../gateway/index.js";
 import { registerJobCallerRoutes } from "../jobs/caller-routes.js";
-import type { StoreDatabase } from "../../store/index.js";
+import type { StoreDatabase } from "../../store/database.js";
 import { ResponsesService } from "../../gateway/responses/service.js";
 import { NO_UPSTREAM, type UpstreamConfig } from "../../gateway/upstream/config.js";
 import { registerCompressRoute } from "./compress.js";
-import { GatewayConversations } from "../../gateway/conversations.js";
+import { GatewayConversations } from "../../gateway/conversations/conversations.js";
 import { ConversationsService } from "../../gateway/responses/conversation-service.js";
 import { registerConversationRoutes } from "./conversations.js";
 import { registerModelRoutes } from "./models.js";
@@ -15,30 +15,23 @@ import {
   registerResponseExtraRoutes,
 } from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
-import { RecordedCalls } from "../../gateway/recorded-calls.js";
+import { RecordedCalls } from "../../gateway/recording/calls.js";
 import { keepRawJsonBodies } from "./pass-through.js";
-import {
-  PASS_THROUGH_ROUTES,
-  registerPassThroughRoute,
-  type PassThroughRouteServing,
-} from "./pass-through-routes.js";
+import { PASS_THROUGH_ROUTES, registerPassThroughRoute } from "./pass-through-routes.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
   readonly upstream: UpstreamConfig | undefined;
   readonly store: GatewayMessageStore;
-  /** Recorded calls' bodies go through the trajectory sanitizer (docs/server.md). */
+  /** Recorded calls' bodies go through the trajectory sanitizer (docs/server/recorded-calls.md). */
   readonly recordRedact?: boolean;
 }
 
 /**
- * Caller routes (/v1): responses, compression, jobs; under per-subject API keys. Returns the
- * pass-through routes with what serves them, for the server's front path (pass-through-front.ts).
+ * Caller routes (/v1): responses, compression, jobs and the pass-through routes; under
+ * per-subject API keys.
  */
-export function registerCallerRoutes(
-  app: FastifyInstance,
-  options: CallerRouteOptions,
-): PassThroughRouteServing[] {
+export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteOptions): void {
   const { store } = options;
   const conversations = new GatewayConversations(store);
   const conversationsApi = new ConversationsService(conversations, options.upstream?.imageUrls);
@@ -76,5 +69,4 @@ export function registerCallerRoutes(
     keepRawJsonBodies(scope);
     for (const serving of passThroughRoutes) registerPassThroughRoute(scope, serving);
   });
-  return passThroughRoutes;
 }

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { VerbatimError } from "verbatim-llm/core";
-import type { StoreDatabase } from "../../store/index.js";
-import { pingDatabase } from "../../store/repositories/health.js";
+import type { Health } from "../../gateway/maintenance/health.js";
 import { errorReplySchema } from "../errors.js";
 
 const healthReplySchema = z.object({
@@ -11,7 +9,7 @@ const healthReplySchema = z.object({
 });
 
 /** GET /healthz: 200 without auth while the (migrated) database answers, else 503. */
-export function registerHealthRoutes(app: FastifyInstance, database: StoreDatabase): void {
+export function registerHealthRoutes(app: FastifyInstance, health: () => Promise<Health>): void {
   app.get(
     "/healthz",
     {
@@ -21,16 +19,6 @@ export function registerHealthRoutes(app: FastifyInstance, database: StoreDataba
         response: { 200: healthReplySchema, 503: errorReplySchema },
       },
     },
-    async () => {
-      try {
-        await pingDatabase(database.db);
-      } catch (error) {
-        throw new VerbatimError("store_unreachable", "the database does not answer", {
-          cause: error,
-          hint: "Check the database the server was started on",
-        });
-      }
-      return { status: "ok" as const, database: database.capabilities.dialect };
-    },
+    async () => health(),
   );
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Sanitizer } from "verbatim-llm/trajectory";
-import { decodeBody } from "../../gateway/recorded-usage.js";
+import { decodeBody } from "../../gateway/recording/usage.js";
 import { upstreamErrorSanitizer } from "../../gateway/upstream/scrub.js";
 import type { UpstreamConfig } from "../upstream/config.js";
 

@@ -1,8 +1,8 @@
 import type { ProviderId } from "verbatim-llm/providers";
-import { CREDENTIAL_HEADERS } from "../../gateway/recorded-calls.js";
+import { CREDENTIAL_HEADERS } from "../../gateway/recording/calls.js";
 
 /**
- * Which headers a pass-through call carries each way (docs/server.md, "Recorded calls"): the
+ * Which headers a pass-through call carries each way (docs/server/recorded-calls.md, "Recorded calls"): the
  * client's go upstream without its credentials (the operator's provider key takes their place)
  * and without the ones that pick the operator's organisation or project unless the operator
  * allows it; the upstream's come back without the ones about the operator's account.

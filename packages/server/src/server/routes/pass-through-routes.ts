@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import type { ProviderId } from "verbatim-llm/providers";
-import type { RecordedCalls } from "../../gateway/recorded-calls.js";
-import { checkStoredText } from "../../gateway/validation.js";
+import type { RecordedCalls } from "../../gateway/recording/calls.js";
+import { checkStoredText } from "../../gateway/validation/checks.js";
 import { errorSanitizerOf } from "./pass-through-errors.js";
-import type { WireFormat } from "../../gateway/recorded-usage.js";
+import type { WireFormat } from "../../gateway/recording/usage.js";
 import type { UpstreamConfig } from "../upstream/config.js";
 import {
   fastifyExchange,
@@ -16,12 +16,10 @@ import {
 } from "./pass-through.js";
 
 /**
- * The pass-through routes (docs/server.md, "Recorded calls"), one table for both ways a request
- * reaches them: Fastify's router (registerPassThroughRoute, which also serves injected requests
- * and carries the OpenAPI entries) and the server's front path for requests over HTTP
- * (../pass-through-front.ts). Each passes the client's bytes through to the upstream of its
- * wire format and back, authenticated with the subject's gateway key as a bearer token or
- * (Anthropic clients) `x-api-key`.
+ * The pass-through routes (docs/server/recorded-calls.md, "Recorded calls"), registered on
+ * Fastify's router (registerPassThroughRoute, which also carries the OpenAPI entries). Each
+ * passes the client's bytes through to the upstream of its wire format and back, authenticated
+ * with the subject's gateway key as a bearer token or (Anthropic clients) `x-api-key`.
  */
 export interface PassThroughRoute {
   readonly path: string;

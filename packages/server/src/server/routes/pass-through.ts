@@ -10,8 +10,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
 import type { Sanitizer } from "verbatim-llm/trajectory";
-import type { RecordedCalls } from "../../gateway/recorded-calls.js";
-import type { WireFormat } from "../../gateway/recorded-usage.js";
+import type { RecordedCalls } from "../../gateway/recording/calls.js";
+import type { WireFormat } from "../../gateway/recording/usage.js";
 import { modelRoute } from "../../gateway/upstream/config.js";
 import { parseJsonBodyText } from "../json-body.js";
 import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
@@ -19,13 +19,13 @@ import { clientHeaders, forwardedHeaders, withoutAccountHeaders } from "./pass-t
 import { readWhole, scrubError } from "./pass-through-errors.js";
 
 /**
- * The pass-through routes' engine (docs/server.md, "Recorded calls"): the client's request
+ * The pass-through routes' engine (docs/server/recorded-calls.md, "Recorded calls"): the client's request
  * goes to the upstream with the same method, path, query, headers and body bytes, except the
  * headers of ./pass-through-headers.ts (credentials: the subject's gateway key is replaced by
  * the provider key); the upstream's status, headers and body bytes go back to the client as
  * they arrive, except an error answer, read whole and scrubbed first (./pass-through-errors.ts). Once the upstream's answer has ended the call's bytes are committed, and only
  * then is the client's response ended; the call is placed in its chain right after
- * (gateway/recorded-calls.ts).
+ * (gateway/recording/calls.ts).
  */
 
 /** The body of a pass-through route: the bytes as sent and the JSON they hold. */
@@ -104,8 +104,8 @@ export interface PassThroughCall {
 }
 
 /**
- * What the engine needs of a request and its response, whichever way the request came: through
- * Fastify's router (fastifyExchange) or the server's front path (../pass-through-front.ts).
+ * What the engine needs of a request and its response (fastifyExchange makes it of a routed
+ * request), so that the engine never holds Fastify's request and reply themselves.
  */
 export interface PassThroughExchange {
   readonly id: string;

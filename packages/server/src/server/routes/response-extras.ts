@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
-import type { GatewayConversations } from "../../gateway/conversations.js";
+import type { GatewayConversations } from "../../gateway/conversations/conversations.js";
 import type { GatewayMessageStore } from "../../gateway/index.js";
 import type { ConversationsService } from "../../gateway/responses/conversation-service.js";
 import { errorReplySchema } from "../errors.js";

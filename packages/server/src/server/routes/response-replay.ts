@@ -119,7 +119,7 @@ export const REPLAY_POLL_MILLISECONDS = 200;
  * the response is in progress (a background response, or one another request is answering),
  * the stream stays open: the response is read again every REPLAY_POLL_MILLISECONDS and, once
  * it is final, the events not sent yet follow (its items, then its final event). Every
- * in-progress response ends (docs/server.md, "Response lifecycle"), so the stream does too;
+ * in-progress response ends (docs/server/responses.md, "Response lifecycle"), so the stream does too;
  * it also ends when the client hangs up.
  */
 export async function sendReplay(

@@ -18,7 +18,7 @@ import { choiceFromEnv, switchFromEnv, wholeNumberFromEnv } from "../env.js";
 /**
  * The upstream configuration (gateway/upstream/config.ts) read from the environment when `serve`
  * starts: keys and base URLs from the variables the official clients use, the model → provider
- * map from VERBATIM_MODEL_PROVIDERS, the limits, and the image URL policy (docs/server.md). A typo
+ * map from VERBATIM_MODEL_PROVIDERS, the limits, and the image URL policy (docs/server/README.md). A typo
  * stops the server with an error naming the variable.
  */
 
@@ -97,7 +97,7 @@ function leaseMilliseconds(env: Readonly<Record<string, string | undefined>>): n
       `VERBATIM_RESPONSE_LEASE_MS must be at least ${MIN_RESPONSE_LEASE_MS}, not ${value}`,
       {
         where: "VERBATIM_RESPONSE_LEASE_MS",
-        hint: 'Leave it unset for 30000 ms (docs/server.md, "Response lifecycle")',
+        hint: 'Leave it unset for 30000 ms (docs/server/responses.md, "Response lifecycle")',
       },
     );
   }

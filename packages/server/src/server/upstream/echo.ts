@@ -217,7 +217,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
 
 /**
  * The environment that routes every model to the echo: the server reads its upstreams from the
- * environment (docs/server.md, "Configuration"), and the echo stands where Anthropic's and
+ * environment (docs/server/README.md, "Configuration"), and the echo stands where Anthropic's and
  * OpenAI's APIs would. Every other provider key and base URL is dropped, so no route can reach
  * a real provider with the operator's key.
  */

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Migration } from "./migration.js";
 
-/** The server's per-subject API keys, stored as SHA-256 hashes (docs/server.md). */
+/** The server's per-subject API keys, stored as SHA-256 hashes (docs/server/README.md). */
 export const serverApiKeysMigration: Migration = {
   name: "0002-server-api-keys",
   async up(db: Kysely<unknown>): Promise<void> {

@@ -9,7 +9,7 @@ export const API_KEY_CHANGES_CHANNEL = "verbatim_api_key_changes";
  * PostgreSQL: every update or deletion of a `verbatim_api_keys` row (a revocation, by
  * `verbatim keys revoke` or by hand in SQL) notifies `verbatim_api_key_changes` with the key's
  * hash when it commits, so servers that keep valid keys in memory forget it at once
- * (docs/server.md). SQLite has no notifications; its servers read the key every time.
+ * (docs/server/README.md). SQLite has no notifications; its servers read the key every time.
  */
 export const apiKeyNotificationsMigration: Migration = {
   name: "0004-api-key-notifications",

@@ -2,7 +2,7 @@ import { sql, type Kysely } from "kysely";
 import type { Migration } from "./migration.js";
 
 /**
- * `ai_gateway_messages.lease_expires_at`: the lease of an in_progress response (docs/server.md,
+ * `ai_gateway_messages.lease_expires_at`: the lease of an in_progress response (docs/server/responses.md,
  * "Response lifecycle"). The server that answers a response writes it with the response and
  * renews it while the answer runs; a response whose lease has run out belongs to a server that
  * died, and any server ends it `incomplete`. Null for every other message. In_progress

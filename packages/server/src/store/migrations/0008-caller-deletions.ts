@@ -5,7 +5,7 @@ import type { Migration } from "./migration.js";
  * `ai_gateway_caller_deletions`: what a subject deleted through the API (a conversation, a
  * response, a conversation item), by id. A deletion is a tombstone: the stored rows stay as
  * they were (the operator's console and exports still read them), and every caller route of
- * that subject answers the id as if it did not exist (docs/server.md, "Conversations API").
+ * that subject answers the id as if it did not exist (docs/server/conversations.md, "Conversations API").
  */
 export const callerDeletionsMigration: Migration = {
   name: "0008-caller-deletions",

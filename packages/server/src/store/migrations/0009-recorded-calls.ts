@@ -3,7 +3,7 @@ import type { DialectCapabilities } from "../capabilities.js";
 import type { Migration } from "./migration.js";
 
 /**
- * Recorded calls of the pass-through routes (/v1/messages, /v1/chat/completions; docs/server.md,
+ * Recorded calls of the pass-through routes (/v1/messages, /v1/chat/completions; docs/server/recorded-calls.md,
  * "Recorded calls"): the chain nodes, one per message prefix of a subject (matched by prefix
  * hash, the primary key: the index of the prefix lookup), and one row per model call with the
  * raw request and response bytes and the usage the provider reported.

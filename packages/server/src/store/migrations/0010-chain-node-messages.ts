@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Migration } from "./migration.js";
 
 /**
- * `ai_gateway_chain_nodes` point at gateway messages (docs/server.md, "Matching"): a node is one
+ * `ai_gateway_chain_nodes` point at gateway messages (docs/server/recorded-calls.md, "Matching"): a node is one
  * matching unit of a chain (a recorded call's wire message, or a Responses item), and
  * - `message_id` is the stored message that holds the unit;
  * - `anchor_message_id` is the deepest stored message the prefix ending at this node covers

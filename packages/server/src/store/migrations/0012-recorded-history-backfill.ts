@@ -2,13 +2,13 @@ import { sql, type Kysely } from "kysely";
 import type { Migration } from "./migration.js";
 
 /**
- * `ai_gateway_history_backfills` (docs/server.md, "Recorded calls"): the recorded conversations
+ * `ai_gateway_history_backfills` (docs/server/recorded-calls.md, "Recorded calls"): the recorded conversations
  * whose history is still to be written as gateway messages. Calls recorded before migration
  * 0010 kept their bytes and chain nodes but wrote no gateway messages, and their nodes name
  * none, so the Conversations API and the console showed those conversations empty and a later
  * call continued them from no message. This lists them once, here: the conversations whose
  * chain nodes name no message and that hold no gateway message. The gateway writes their
- * history from the calls' stored bytes (gateway/recorded-backfill.ts, when the server starts and
+ * history from the calls' stored bytes (gateway/recording/backfill.ts, when the server starts and
  * after `verbatim db migrate`) and removes each row when its conversation is done.
  */
 export const recordedHistoryBackfillMigration: Migration = {

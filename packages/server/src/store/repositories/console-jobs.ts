@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import type { StoreSchema } from "../schema.js";
 
-/** The console's filter of the job list; every field optional (docs/server.md, "Console"). */
+/** The console's filter of the job list; every field optional (docs/server/console.md, "Console"). */
 export interface ConsoleJobFilter {
   readonly subjectUid?: string | undefined;
   /** A `LIKE` pattern with `\` as its escape (the caller escapes the prefix's wildcards). */

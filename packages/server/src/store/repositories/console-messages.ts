@@ -5,7 +5,7 @@ import { conversationPageQuery, readChainSegments, type AnchorRow } from "./gate
 /**
  * The ids of a page of a conversation's messages (all branches, in the order written:
  * created_at, depth, id), read without their content: the console then reads the rows by id in
- * chunks (server/console/read-page.ts).
+ * chunks (gateway/console/read-page.ts).
  */
 export async function listConversationMessageIds(
   db: Kysely<StoreSchema>,

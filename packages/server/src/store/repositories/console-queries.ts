@@ -14,7 +14,7 @@ export interface ConversationSummaryRow {
   readonly last_message_at: string | null;
 }
 
-/** Narrowing of the console lists (docs/server.md, "Console"). */
+/** Narrowing of the console lists (docs/server/console.md, "Console"). */
 export interface ListFilter {
   readonly subjectUid?: string | undefined;
   /** Subjects starting with this text (taken literally: `%` and `_` are not wildcards). */

@@ -30,7 +30,7 @@ export type ChainRow = Pick<
   | "updated_at"
 >;
 
-/** The values of `type` and `status` the gateway writes (src/gateway/message-types.ts). */
+/** The values of `type` and `status` the gateway writes (src/gateway/conversations/message-types.ts). */
 export const MESSAGE_TYPE_VALUES = ["user", "assistant", "tool_result", "summary"] as const;
 export const MESSAGE_STATUS_VALUES = [
   "in_progress",

@@ -5,7 +5,7 @@ import type { StoreSchema } from "../schema.js";
  * The leases of in_progress responses (`ai_gateway_messages.lease_expires_at`, migration 0006):
  * renewed by the server answering them, and, once run out, the mark of a response whose server
  * died. Like every query of the gateway's tables these only read and write rows; the gateway
- * decides (src/gateway/response-leases.ts).
+ * decides (src/gateway/responses/leases.ts).
  */
 
 /** Ids per renewal statement: well under both databases' limits on bound parameters. */

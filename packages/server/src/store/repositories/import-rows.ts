@@ -6,7 +6,7 @@ import { BRANCH_COLUMNS, MESSAGE_COLUMNS } from "./gateway-messages.js";
 
 /**
  * The multi-row inserts of a bulk import into the gateway store (`verbatim import … --into
- * <database>`, packages/server/src/cli/commands/import-chain-batch.ts): each table's rows given
+ * <database>`, packages/server/src/gateway/import/chain-batch.ts): each table's rows given
  * as one flat list of values in its columns' order, inserted a few statements at a time.
  */
 

@@ -5,7 +5,7 @@ import type { ChainNodeRow } from "./recorded-calls.js";
 /**
  * Rows of the history backfill (migration 0012): the recorded conversations whose gateway
  * messages are still to be written, and the chain nodes of one of them. These only read and
- * write rows; gateway/recorded-backfill.ts decides.
+ * write rows; gateway/recording/backfill.ts decides.
  */
 
 export type HistoryBackfillRow = Selectable<HistoryBackfillTable>;

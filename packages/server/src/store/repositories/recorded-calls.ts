@@ -5,7 +5,7 @@ import type { ChainNodeTable, RecordedCallTable } from "../recorded-call-schema.
 
 /**
  * Rows of the recorded calls (migration 0009): chain nodes looked up by prefix hash, and the
- * calls themselves. These only read and write rows; gateway/recorded-calls.ts decides.
+ * calls themselves. These only read and write rows; gateway/recording/calls.ts decides.
  */
 
 export type ChainNodeRow = Selectable<ChainNodeTable>;
@@ -323,7 +323,7 @@ export async function insertRecordedCall(
   await insertRecordedCallQuery.run(db, ...CALL_COLUMNS.map((column) => row[column]));
 }
 
-/** What placing a call in its chain writes into its row (gateway/recorded-placement.ts). */
+/** What placing a call in its chain writes into its row (gateway/recording/placement.ts). */
 export interface CallPlacement {
   readonly conversation_id: string;
   readonly tip_prefix_sha256: string;

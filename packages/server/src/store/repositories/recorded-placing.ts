@@ -3,7 +3,7 @@ import type { StoreSchema } from "../schema.js";
 
 /**
  * The call row's facts a placing written in several transactions reads and keeps between them
- * (gateway/recorded-placing.ts): whether the call is placed yet (another process may have
+ * (gateway/recording/placing.ts): whether the call is placed yet (another process may have
  * placed it meanwhile) and the count of its messages stored before it, kept in the row while it
  * is unplaced, so a placing resumed after a crash still counts only those.
  */

@@ -1,0 +1,71 @@
+import type { StoreDatabase } from "../../store/index.js";
+import {
+  findCallsById,
+  listCallsOfConversation,
+  listRecordedCalls,
+  type RecordedCallRow,
+} from "../../store/repositories/recorded-calls.js";
+import {
+  cacheEntries,
+  summarise,
+  type CallCacheEntry,
+  type ConversationCacheSummary,
+} from "./cache.js";
+
+/** One conversation's cache report: the summary and every call (docs/server/recorded-calls.md, "Cache report"). */
+export interface ConversationCacheReport {
+  readonly summary: ConversationCacheSummary;
+  readonly calls: readonly CallCacheEntry[];
+}
+
+async function withPrevious(
+  database: StoreDatabase,
+  calls: readonly RecordedCallRow[],
+): Promise<Map<string, RecordedCallRow>> {
+  const byId = new Map(calls.map((call) => [call.id, call]));
+  const missing = [
+    ...new Set(
+      calls.flatMap((call) =>
+        call.previous_call_id !== null && !byId.has(call.previous_call_id)
+          ? [call.previous_call_id]
+          : [],
+      ),
+    ),
+  ];
+  for (const row of await findCallsById(database.db, missing)) byId.set(row.id, row);
+  return byId;
+}
+
+/** The report of one conversation; undefined when it has no recorded call. */
+export async function conversationCacheReport(
+  database: StoreDatabase,
+  conversationId: string,
+): Promise<ConversationCacheReport | undefined> {
+  const calls = await listCallsOfConversation(database.db, conversationId);
+  const first = calls[0];
+  if (first === undefined) return undefined;
+  const entries = cacheEntries(calls, await withPrevious(database, calls));
+  return { summary: summarise(conversationId, first.subject_uid, entries), calls: entries };
+}
+
+/** The reports of every conversation with calls in the filter, oldest conversation first. */
+export async function cacheReports(
+  database: StoreDatabase,
+  filter: { readonly subjectUid?: string; readonly since?: string },
+): Promise<ConversationCacheReport[]> {
+  const calls = await listRecordedCalls(database.db, filter);
+  const previous = await withPrevious(database, calls);
+  const groups = new Map<string, RecordedCallRow[]>();
+  for (const call of calls) {
+    const group = groups.get(call.conversation_id) ?? [];
+    group.push(call);
+    groups.set(call.conversation_id, group);
+  }
+  return [...groups].map(([conversationId, group]) => {
+    const entries = cacheEntries(group, previous);
+    return {
+      summary: summarise(conversationId, group[0]?.subject_uid ?? "", entries),
+      calls: entries,
+    };
+  });
+}
