@@ -122,9 +122,19 @@ const MAX_PARAM_LENGTH = 1024;
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const timeouts = checkTimeouts({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
+  // Set once close() begins (preClose, below).
+  let closing = false;
   const app = Fastify({
     serverFactory: (router, settings) => {
-      const server = createServer(settings.http ?? {}, router);
+      const server = createServer(settings.http ?? {}, (request, response) => {
+        // A response that ends while the server closes ends its connection too: close waits
+        // for connections, and a kept-alive one whose answer began before close (a stream a
+        // route took over from the framework) would hold it until its idle timeout.
+        response.once("finish", () => {
+          if (closing) request.socket.end();
+        });
+        router(request, response);
+      });
       server.keepAliveTimeout = timeouts.idleMs;
       server.requestTimeout = timeouts.bodyMs;
       return server;
@@ -184,7 +194,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
   // Graceful shutdown: close() stops accepting and waits for in-flight requests; their
   // connections are told to close, so no idle keep-alive connection holds the exit back.
-  let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
   });
