@@ -9,6 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { feedInChunks } from "../../../../test/support/element-feed.js";
 import {
   decoderCases,
   validatorCases,
@@ -21,30 +22,13 @@ import {
   type ConversationDecoder,
   type DecodeResult,
 } from "./decode.js";
-import { ConversationElementDecoder } from "./element-decode.js";
 import { decodeConversationQuickly, decodeQuicklyOrDoubt } from "./quick-decode.js";
 import { validateConversation, type ConversationValidator } from "./validate.js";
-
-/** The element-wise decoder alone, fed `bytes` in chunks of the given sizes (cycled). */
-function elementWise(
-  bytes: Uint8Array,
-  sizes: readonly number[],
-): { conversation: SavedConversation; canonical: boolean } | undefined {
-  const decoder = new ConversationElementDecoder();
-  let offset = 0;
-  for (let index = 0; offset < bytes.length; index++) {
-    const size = Math.max(1, sizes[index % sizes.length] ?? 1);
-    if (!decoder.feed(bytes.subarray(offset, offset + size))) return undefined;
-    offset += size;
-  }
-  const conversation = decoder.finish();
-  return conversation === undefined ? undefined : { conversation, canonical: decoder.canonical };
-}
 
 /** As the archive reads a file: the element-wise decoder in chunks, its doubts to the whole file. */
 function inChunks(sizes: readonly number[]): ConversationDecoder {
   return (bytes) => {
-    const read = elementWise(bytes, sizes);
+    const read = feedInChunks(bytes, sizes);
     return read === undefined ? decodeWholeFile(bytes) : { ok: true, ...read };
   };
 }
@@ -118,7 +102,7 @@ describe("format 1's decoders, one case table", () => {
       it(`A6 A14 ${entry.name}`, () => {
         expect(decodeQuicklyOrDoubt(entry.bytes) !== undefined, "quick").toBe(entry.expect.ok);
         for (const sizes of [[entry.bytes.length], ...CHUNKINGS]) {
-          const read = elementWise(entry.bytes, sizes);
+          const read = feedInChunks(entry.bytes, sizes);
           expect(read !== undefined, `element-wise in chunks of ${sizes.join(",")}`).toBe(
             entry.expect.ok,
           );

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { feedInChunks } from "../../../../test/support/element-feed.js";
 import { anySavedConversation } from "../../../../test/support/saved-conversation-arbitrary.js";
 import { decodeConversation, decodeWholeFile } from "./decode.js";
-import { ConversationElementDecoder } from "./element-decode.js";
 import { emptyConversation } from "./empty.js";
 import { encodeConversation } from "./encode.js";
 import type { SavedConversation } from "./conversation-schema.js";
@@ -16,21 +16,6 @@ import type { SavedConversation } from "./conversation-schema.js";
  * The case lists (layouts, refusals, escapes, bad bytes, nesting) are in the one table of
  * test/support/decoder-cases.ts (decoders.test.ts); these are the generated and exhaustive ones.
  */
-function fedInChunks(
-  bytes: Buffer,
-  sizes: readonly number[],
-): { conversation: SavedConversation; canonical: boolean } | undefined {
-  const decoder = new ConversationElementDecoder();
-  let offset = 0;
-  for (let index = 0; offset < bytes.length; index++) {
-    const size = Math.max(1, sizes[index % sizes.length] ?? 1);
-    if (!decoder.feed(bytes.subarray(offset, offset + size))) return undefined;
-    offset += size;
-  }
-  const conversation = decoder.finish();
-  return conversation === undefined ? undefined : { conversation, canonical: decoder.canonical };
-}
-
 const CHUNKINGS: readonly (readonly number[])[] = [[1], [3, 5], [1, 7, 64, 4096]];
 
 /** Both decoders agree on `bytes`, fed whole and in chunks of the given sizes. */
@@ -40,7 +25,7 @@ function expectAgreement(bytes: Buffer, chunkings = CHUNKINGS): boolean {
   // The whole-file decoder does not look at the layout.
   expect(decoded.ok ? { ...decoded, canonical: undefined } : decoded).toEqual(whole);
   for (const chunking of [[bytes.length], ...chunkings]) {
-    const chunked = fedInChunks(bytes, chunking);
+    const chunked = feedInChunks(bytes, chunking);
     if (chunked === undefined) continue;
     expect(whole.ok, `accepted in chunks of ${chunking.join(",")}`).toBe(true);
     if (whole.ok) expect(chunked.conversation).toEqual(whole.conversation);
@@ -74,7 +59,7 @@ describe("the element-wise decoder", () => {
           const bytes = encodeConversation(conversation);
           expect(expectAgreement(bytes, [sizes, [1]])).toBe(true);
           // The canonical file never needs the whole-file decoder.
-          expect(fedInChunks(bytes, sizes)).toBeDefined();
+          expect(feedInChunks(bytes, sizes)).toBeDefined();
         },
       ),
       { numRuns: 150 },
@@ -90,7 +75,7 @@ describe("the element-wise decoder", () => {
   it("A6 a single value larger than many chunks is read once the chunks hold it", () => {
     const long = "ボ".repeat(300_000) + "\\" + '"';
     const bytes = encodeConversation(conversationWithTexts([long, "short"]));
-    const decoded = fedInChunks(bytes, [4096]);
+    const decoded = feedInChunks(bytes, [4096]);
     expect(decoded?.conversation.history[0]?.content[0]).toEqual({ type: "text", text: long });
     expect(decoded?.canonical).toBe(true);
     expect(expectAgreement(bytes, [[65_536], [4096, 1]])).toBe(true);
