@@ -29,6 +29,8 @@ export const exportCommand: Command = {
         conversation: { type: "string", multiple: true },
         message: { type: "string", multiple: true },
         job: { type: "string", multiple: true },
+        call: { type: "string" },
+        raw: { type: "string" },
       },
       { min: 0, max: Number.MAX_SAFE_INTEGER },
     );
@@ -38,7 +40,7 @@ export const exportCommand: Command = {
       // The gateway store is the server package's: its command reads the database.
       return (await loadServerCommand("export database")).run(args, io);
     }
-    const databaseOnly = ["subject", "conversation", "message", "job"].filter(
+    const databaseOnly = ["subject", "conversation", "message", "job", "call", "raw"].filter(
       (name) => values[name as keyof typeof values] !== undefined,
     );
     if (databaseOnly.length > 0)

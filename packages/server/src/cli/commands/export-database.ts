@@ -9,8 +9,47 @@ import {
   type Command,
 } from "verbatim-llm/internal";
 import { exportFromDatabase } from "../../gateway/export/lines.js";
+import { exportRecordedBody } from "../../gateway/export/recorded-body.js";
 import { parseDatabaseLocation } from "../../store/location.js";
 import { checkSubjectUid } from "../../gateway/subject-uid.js";
+
+/** `--from` as a database location (`sqlite:` is optional). */
+function locationOf(command: Command, from: string) {
+  try {
+    return parseDatabaseLocation(from.startsWith("sqlite:") ? from.slice(7) : from);
+  } catch (error) {
+    throw usageError(command, error instanceof VerbatimError ? error.describe() : String(error));
+  }
+}
+
+/**
+ * `verbatim export --from … --subject S --call ID --raw request|response`: a recorded call's
+ * request or response body, byte for byte as sent and as received (a response still
+ * content-encoded), to stdout.
+ */
+async function exportRawCall(
+  command: Command,
+  values: { readonly call: string; readonly raw?: string | undefined; readonly from: string },
+  subject: string,
+  others: readonly string[],
+  io: Parameters<Command["run"]>[1],
+): Promise<number> {
+  if (others.length > 0)
+    throw usageError(command, `--call goes alone: not with --${others.join(", --")}`);
+  if (values.raw !== "request" && values.raw !== "response")
+    throw usageError(
+      command,
+      `--raw must be request or response, got ${JSON.stringify(values.raw ?? "")}`,
+    );
+  const body = await exportRecordedBody({
+    location: locationOf(command, values.from),
+    subject,
+    id: values.call,
+    which: values.raw,
+  });
+  io.stdout(body);
+  return EXIT_OK;
+}
 
 /**
  * `verbatim export --from sqlite:<file> | postgres://… --subject S --conversation ID |
@@ -22,7 +61,7 @@ import { checkSubjectUid } from "../../gateway/subject-uid.js";
 export const exportDatabase: Command = {
   words: ["export"],
   usage:
-    "--from sqlite:<file> | postgres://… --subject <subject_uid> (--conversation ID | --message ID | --job ID)… --to openai-jsonl|chatml-jsonl [--system FILE]",
+    "--from sqlite:<file> | postgres://… --subject <subject_uid> ((--conversation ID | --message ID | --job ID)… --to openai-jsonl|chatml-jsonl [--system FILE] | --call ID --raw request|response)",
   summary:
     "Write conversations (one line each) and jobs (one line per turn) of a database as OpenAI fine-tuning or ChatML JSON lines to stdout.",
   async run(args, io) {
@@ -37,9 +76,25 @@ export const exportDatabase: Command = {
         job: { type: "string", multiple: true },
         to: { type: "string" },
         system: { type: "string" },
+        call: { type: "string" },
+        raw: { type: "string" },
       },
       { min: 0, max: 0 },
     );
+    if (values.call !== undefined) {
+      if (values.subject === undefined) throw usageError(this, "--subject is required with --from");
+      const others = ["conversation", "message", "job", "to", "system"].filter(
+        (name) => values[name as keyof typeof values] !== undefined,
+      );
+      return exportRawCall(
+        this,
+        { call: values.call, raw: values.raw, from: values.from ?? "" },
+        checkSubjectUid(values.subject),
+        others,
+        io,
+      );
+    }
+    if (values.raw !== undefined) throw usageError(this, "--raw goes with --call ID");
     const to = values.to;
     if (to === undefined || !(EXPORT_FORMATS as readonly string[]).includes(to)) {
       throw usageError(
@@ -54,13 +109,7 @@ export const exportDatabase: Command = {
     const jobs = values.job ?? [];
     if (conversations.length + messages.length + jobs.length === 0)
       throw usageError(this, "name what to export: --conversation ID, --message ID or --job ID");
-    const from = values.from ?? "";
-    let location;
-    try {
-      location = parseDatabaseLocation(from.startsWith("sqlite:") ? from.slice(7) : from);
-    } catch (error) {
-      throw usageError(this, error instanceof VerbatimError ? error.describe() : String(error));
-    }
+    const location = locationOf(this, values.from ?? "");
     const system =
       values.system === undefined
         ? undefined

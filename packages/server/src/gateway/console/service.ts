@@ -16,6 +16,14 @@ import {
   conversationCacheReport,
   type ConversationCacheReport,
 } from "../recording/cache-report.js";
+import {
+  readRecordedCall,
+  recordedCallFacts,
+  recordedRequest,
+  recordedResponse,
+  type RecordedBody,
+  type RecordedCallFacts,
+} from "../recording/call-bytes.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { readConsoleImage, type ConsoleImage, type ImageRequest } from "./images.js";
 import { changeMarkOf } from "./job-page.js";
@@ -248,6 +256,17 @@ export class ConsoleService {
       );
     }
     return report;
+  }
+
+  /** A recorded call's facts (GET /ai-gateway/recorded-calls/:id). */
+  async recordedCall(id: string): Promise<RecordedCallFacts> {
+    return recordedCallFacts(await readRecordedCall(this.#database, id));
+  }
+
+  /** A recorded call's request or response, byte for byte as sent and as received. */
+  async recordedCallBody(id: string, which: "request" | "response"): Promise<RecordedBody> {
+    const row = await readRecordedCall(this.#database, id);
+    return which === "request" ? recordedRequest(row) : recordedResponse(row);
   }
 
   /** The bytes of an image block of a stored message (the console's thumbnails). */

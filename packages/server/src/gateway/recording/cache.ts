@@ -1,4 +1,5 @@
 import { VerbatimError, type JsonValue } from "verbatim-llm/core";
+import { recordedCallPath } from "./call-bytes.js";
 import { ZERO_USAGE } from "verbatim-llm/pricing";
 import { tokenPrice } from "verbatim-llm/internal";
 import { checkCachePrefix, type CachePrefixDifference } from "verbatim-llm/providers";
@@ -18,6 +19,8 @@ export type CacheStatus = "first" | "kept" | "broken" | "unreadable";
 
 export interface CallCacheEntry {
   readonly call_id: string;
+  /** The call's facts and its exact bytes (GET /ai-gateway/recorded-calls/:id…). */
+  readonly links: { readonly call: string; readonly request: string; readonly response: string };
   readonly created_at: string;
   readonly model: string;
   readonly path: string;
@@ -182,8 +185,10 @@ export function cacheEntries(
             before: valueAtPath(previous.request_body, found.path),
             after: valueAtPath(call.request_body, found.path),
           };
+    const link = recordedCallPath(call.id);
     return {
       call_id: call.id,
+      links: { call: link, request: `${link}/request`, response: `${link}/response` },
       created_at: call.created_at,
       model: call.model,
       path: call.path,

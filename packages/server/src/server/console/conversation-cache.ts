@@ -12,6 +12,9 @@ const usageSchema = z.object({
 
 const callSchema = z.object({
   call_id: z.string(),
+  links: z
+    .object({ call: z.string(), request: z.string(), response: z.string() })
+    .describe("The call's facts and its exact bytes (GET /ai-gateway/recorded-calls/:id…)."),
   created_at: z.string(),
   model: z.string(),
   path: z.string(),

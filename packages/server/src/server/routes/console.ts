@@ -4,6 +4,7 @@ import { registerConversationCacheRoute } from "../console/conversation-cache.js
 import { registerConversationConsoleRoutes } from "../console/conversations.js";
 import { registerImageConsoleRoute } from "../console/images.js";
 import { registerJobConsoleRoutes } from "../console/jobs.js";
+import { registerRecordedCallRoutes } from "../console/recorded-calls.js";
 import { registerSearchConsoleRoutes } from "../console/search.js";
 
 /**
@@ -17,4 +18,5 @@ export function registerConsoleRoutes(app: FastifyInstance, service: ConsoleServ
   registerSearchConsoleRoutes(app, service);
   registerConversationCacheRoute(app, service);
   registerImageConsoleRoute(app, service);
+  registerRecordedCallRoutes(app, service);
 }

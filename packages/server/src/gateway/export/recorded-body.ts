@@ -1,0 +1,29 @@
+import { VerbatimError } from "verbatim-llm/core";
+import { openDatabase } from "../../store/database.js";
+import type { DatabaseLocation } from "../../store/location.js";
+import { readRecordedCall, recordedRequest, recordedResponse } from "../recording/call-bytes.js";
+
+/**
+ * A recorded call's request or response body, byte for byte (`verbatim export --call ID --raw`);
+ * a call of another subject is not found, as a missing one.
+ */
+export async function exportRecordedBody(options: {
+  readonly location: DatabaseLocation;
+  readonly subject: string;
+  readonly id: string;
+  readonly which: "request" | "response";
+}): Promise<Buffer> {
+  const database = await openDatabase(options.location, { poolSize: 1 });
+  try {
+    const row = await readRecordedCall(database, options.id);
+    if (row.subject_uid !== options.subject) {
+      throw new VerbatimError("resource_not_found", `no recorded call ${options.id}`, {
+        where: options.id,
+        hint: `The call is not one of ${options.subject}'s: name the subject that made it`,
+      });
+    }
+    return (options.which === "request" ? recordedRequest(row) : recordedResponse(row)).bytes;
+  } finally {
+    await database.close();
+  }
+}
