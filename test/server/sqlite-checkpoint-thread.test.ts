@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { afterEach, expect, it } from "vitest";
+import BetterSqlite3 from "better-sqlite3";
 import { openDatabase } from "../../packages/server/src/store/database.js";
+import { until } from "../support/until.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -50,6 +52,30 @@ it("issue 31: checkpoints run off the server's thread and keep the WAL bounded",
   }>`select count(*) as count from written`.execute(reopened.db);
   expect(rows[0]?.count).toBe(48);
   await reopened.close();
+}, 60_000);
+
+it("issue 31: when the thread falls behind, the writer checkpoints at its commits until it has caught up", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "verbatim-checkpoints-"));
+  folders.push(folder);
+  const path = join(folder, "store.sqlite");
+  const database = await openDatabase({ dialect: "sqlite", path }, { checkpointThread: true });
+  await sql`create table written (piece blob not null)`.execute(database.db);
+  // A reader holding an old snapshot keeps every checkpoint from copying the frames after it,
+  // so the WAL cannot start again, as with a writer that commits while every checkpoint runs.
+  const reader = new BetterSqlite3(path);
+  reader.exec("begin");
+  reader.prepare("select count(*) from written").get();
+  for (let piece = 0; piece < 12; piece++)
+    await sql`insert into written values (randomblob(1048576))`.execute(database.db);
+  await until(async () => (await autocheckpoint(database)) === 1000, 10_000);
+  // Once the reader is gone the writer's next commits copy the frames and start the WAL again;
+  // then the thread finds it small and the writer stops checkpointing.
+  reader.exec("commit");
+  reader.close();
+  for (let piece = 0; piece < 2; piece++)
+    await sql`insert into written values (randomblob(1024))`.execute(database.db);
+  await until(async () => (await autocheckpoint(database)) === 0, 10_000);
+  await database.close();
 }, 60_000);
 
 it("issue 31: an in-memory database has no checkpoint thread and keeps its settings", async () => {
