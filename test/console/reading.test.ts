@@ -91,6 +91,36 @@ describe.skipIf(!hasChromium)(
       expect(summary).toContain("1 break");
       expect(await report.locator("tr.cache-broken").count()).toBe(1);
       expect(await report.innerText()).toContain("Today is Tuesday.");
+      // Issue 33: each call's request and response, read on opening, pretty-printed and raw.
+      const broken = report.locator("tr.cache-broken");
+      await broken.locator("details.recorded-request summary").click();
+      const request = broken.locator("details.recorded-request");
+      await expect.poll(() => request.locator("pre.raw").count()).toBe(1);
+      const raw = await request.locator("pre.raw").innerText();
+      expect(raw).toContain("Today is Tuesday.");
+      expect(JSON.parse(raw)).toMatchObject({ messages: expect.any(Array) });
+      expect(await request.locator("pre.pretty").innerText()).toContain('\n  "messages": [');
+      await broken.locator("details.recorded-response summary").click();
+      const response = broken.locator("details.recorded-response");
+      await expect.poll(() => response.locator("pre.raw").count()).toBe(1);
+      expect(JSON.parse(await response.locator("pre.raw").innerText())).toMatchObject({
+        id: "msg_rcall_2",
+        content: [{ type: "text", text: "Hi" }],
+      });
+      expect(await response.locator(".note").first().innerText()).toMatch(
+        /^application\/json, \d+ characters$/,
+      );
+      // Issue 33: the answer names its recorded call, whose bodies open the same way.
+      const answer = page.locator(`#content article[data-id="${harness.seeded.weather.answer}"]`);
+      await expect.poll(() => answer.locator(".recorded-call").count()).toBe(1);
+      expect(await answer.locator(".recorded-call").innerText()).toContain("recorded call rcall_2");
+      await answer.locator(".recorded-call details.recorded-response summary").click();
+      await expect
+        .poll(() => answer.locator(".recorded-call details.recorded-response pre.pretty").count())
+        .toBe(1);
+      expect(
+        await answer.locator(".recorded-call details.recorded-response pre.pretty").innerText(),
+      ).toContain('"id": "msg_rcall_2"');
       // A conversation the gateway did not record has no report.
       await page.goto(`${harness.url}/conversations/${harness.seeded.long.id}`);
       await expect

@@ -82,6 +82,8 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
           provider: "anthropic",
           usage: usage(905, 22),
           stopReason: "end_turn",
+          // The recorded call it came from (its request and response below, rcall_2).
+          recordedCallId: "rcall_2",
         },
         request: {
           instructions: "Be brief and name the city.",
@@ -261,8 +263,18 @@ export async function seedConsole(database: StoreDatabase, subject: string): Pro
               { role: "user", content: "More" },
             ],
     }),
-    response_headers: "{}",
-    response_body_base64: "",
+    response_headers: JSON.stringify({ "content-type": "application/json" }),
+    // The answer as an upstream sends it (the console shows it raw and pretty-printed).
+    response_body_base64: Buffer.from(
+      JSON.stringify({
+        id: `msg_${id}`,
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: "Hi" }],
+        stop_reason: "end_turn",
+        usage: { input_tokens: usage[0], output_tokens: usage[1] },
+      }),
+    ).toString("base64"),
     redacted: 0,
     input_tokens: usage[0],
     output_tokens: usage[1],

@@ -10,6 +10,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { main } from "../../packages/library/src/cli/main.js";
+import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
 import {
   freshDatabase,
@@ -200,6 +201,17 @@ for (const dialect of testDialects) {
           headers: operator,
         });
         expect(Buffer.from(await sentTwo.arrayBuffer()).toString("utf8")).toBe(second);
+
+        // Each answer names the call it came from (the console links it there).
+        const messages = await new GatewayMessageStore(getDatabase()).listMessages(
+          subject,
+          one.conversation_id,
+        );
+        expect(
+          messages
+            .filter((message) => message.role === "assistant" && message.metadata.gateway.model)
+            .map((message) => message.metadata.gateway.recordedCallId),
+        ).toEqual([one.id, two.id]);
 
         // The cache report's calls link to them.
         const report = (await (

@@ -48,6 +48,8 @@ export interface GatewayFacts {
   };
   /** Images a recorded call named by URL (not fetched), by the index of their block. */
   readonly imageUrls?: Readonly<Record<string, string>>;
+  /** The recorded pass-through call this answer came from. */
+  readonly recordedCallId?: string;
 }
 
 export type StoredBlock = { readonly type: string } & Readonly<Record<string, unknown>>;
@@ -267,6 +269,31 @@ export class ConsoleClient {
       );
     }
     return response.blob();
+  }
+
+  /**
+   * A recorded call's request or response body as text (GET /ai-gateway/recorded-calls/:id/…;
+   * the browser undoes a content encoding), with its content type.
+   */
+  async recordedBody(
+    path: string,
+    signal?: AbortSignal,
+  ): Promise<{ readonly text: string; readonly contentType: string }> {
+    const response = await fetch(path, {
+      headers: { authorization: `Bearer ${this.token}` },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as {
+        error?: { message: string; code: string };
+      };
+      throw new RequestError(
+        `${body.error?.code ?? response.status}: ${body.error?.message ?? ""}`,
+        response.status === 401 ? "unauthorized" : "http",
+        response.status,
+      );
+    }
+    return { text: await response.text(), contentType: response.headers.get("content-type") ?? "" };
   }
 
   /** Any console route's JSON reply (for routes the page reads as they are). */

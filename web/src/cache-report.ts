@@ -1,5 +1,6 @@
 import { RequestError, type ConsoleClient } from "./api.js";
 import { badge, element } from "./dom.js";
+import { recordedBodyNode } from "./recorded-body.js";
 
 /**
  * Where the prompt cache broke (GET /ai-gateway/conversations/:id/cache): for a conversation
@@ -9,6 +10,7 @@ import { badge, element } from "./dom.js";
  */
 interface CacheCall {
   readonly call_id: string;
+  readonly links: { readonly call: string; readonly request: string; readonly response: string };
   readonly created_at: string;
   readonly model: string;
   readonly message_count: number;
@@ -66,7 +68,7 @@ export async function loadCacheReport(
 const percent = (ratio: number | null) => (ratio === null ? "—" : `${(ratio * 100).toFixed(1)} %`);
 const number = (value: number | null) => (value === null ? "—" : value.toLocaleString("en"));
 
-export function cacheReportNode(report: CacheReport): HTMLElement {
+export function cacheReportNode(report: CacheReport, client: ConsoleClient): HTMLElement {
   const { summary } = report;
   const rows = report.calls.map((call) =>
     element(
@@ -107,6 +109,12 @@ export function cacheReportNode(report: CacheReport): HTMLElement {
           ? ` lost ${number(call.lost_tokens)} tokens${call.lost_dollars === null ? "" : ` ($${call.lost_dollars.toFixed(4)})`}`
           : "",
       ),
+      element(
+        "td",
+        { class: "recorded-call" },
+        recordedBodyNode((path) => client.recordedBody(path), "request", call.links.request),
+        recordedBodyNode((path) => client.recordedBody(path), "response", call.links.response),
+      ),
     ),
   );
   const head = [
@@ -119,6 +127,7 @@ export function cacheReportNode(report: CacheReport): HTMLElement {
     "output",
     "hit ratio",
     "prefix",
+    "call",
   ];
   return element(
     "details",

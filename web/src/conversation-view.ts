@@ -95,7 +95,7 @@ export class ConversationView {
   private async showCacheReport(): Promise<void> {
     try {
       const report = await loadCacheReport(this.client, this.target.id, this.signal);
-      if (report !== undefined) this.cacheBox.replaceChildren(cacheReportNode(report));
+      if (report !== undefined) this.cacheBox.replaceChildren(cacheReportNode(report, this.client));
     } catch {
       // The report is extra: the messages are shown whether or not it could be read.
     }
@@ -132,6 +132,7 @@ export class ConversationView {
       turnOf,
       imageOf: (messageId, block) =>
         this.client.imageBlob(this.target.id, messageId, block, this.signal),
+      recordedBody: (path) => this.client.recordedBody(path, this.signal),
     };
   }
 

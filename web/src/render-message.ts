@@ -1,4 +1,5 @@
 import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
+import { recordedBodyNode, recordedCallLinks, type RecordedBodyReader } from "./recorded-body.js";
 import type { StoredBlock, StoredMessage, View } from "./api.js";
 import { costOf, latencyOf } from "./conversation-model.js";
 import { badge, copyButton, element, imageNode, longText, pretty } from "./dom.js";
@@ -22,6 +23,8 @@ export interface MessageContext {
   readonly turnOf: ReadonlyMap<string, number>;
   /** The bytes of a stored message's image block (for its thumbnail). */
   readonly imageOf: (messageId: string, block: number) => Promise<Blob>;
+  /** Reads a recorded call's request or response body. */
+  readonly recordedBody: RecordedBodyReader;
 }
 
 const number = (value: number): string => value.toLocaleString("en");
@@ -53,6 +56,18 @@ function factsHeader(message: StoredMessage): HTMLElement {
   const latency = latencyOf(message);
   if (latency !== undefined) facts.append(` · ${(latency / 1000).toFixed(2)} s`);
   return facts;
+}
+
+/** The recorded call an answer came from: its request and response, read on opening. */
+function recordedCallNode(callId: string, context: MessageContext): HTMLElement {
+  const links = recordedCallLinks(callId);
+  return element(
+    "div",
+    { class: "recorded-call" },
+    `recorded call ${callId}: `,
+    recordedBodyNode(context.recordedBody, "request", links.request),
+    recordedBodyNode(context.recordedBody, "response", links.response),
+  );
 }
 
 function failure(message: StoredMessage): HTMLElement | undefined {
@@ -287,6 +302,8 @@ export function storedMessageNode(
   }
   if (message.role === "assistant" || message.metadata.gateway?.usage !== undefined)
     node.append(factsHeader(message));
+  const callId = message.metadata.gateway?.recordedCallId;
+  if (callId !== undefined) node.append(recordedCallNode(callId, context));
   const failed = failure(message);
   if (failed !== undefined) node.append(failed);
   const imageUrls = message.metadata.gateway?.imageUrls ?? {};

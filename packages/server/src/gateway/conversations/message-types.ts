@@ -84,6 +84,11 @@ export interface GatewayFacts {
    * through), by the index of their `imageOmitted` block in the content.
    */
   readonly imageUrls?: Readonly<Record<string, string>>;
+  /**
+   * The recorded pass-through call this answer came from (GET /ai-gateway/recorded-calls/:id
+   * gives its facts and exact bytes).
+   */
+  readonly recordedCallId?: string;
 }
 
 export interface GatewayMessageMetadata {

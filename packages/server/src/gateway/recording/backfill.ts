@@ -116,6 +116,7 @@ async function backfillConversation(
     const deepest = matched === 0 ? undefined : path[matched - 1];
     const history = await writeRecordedHistory(db, {
       subjectUid: pending.subject_uid,
+      callId: row.id,
       conversationId: pending.conversation_id,
       anchorMessageId: deepest?.anchor_message_id ?? null,
       format,

@@ -24,6 +24,8 @@ import { DEFAULT_GATEWAY_LIMITS } from "../validation/checks.js";
  */
 export interface RecordedHistoryInput {
   readonly subjectUid: string;
+  /** The recorded call the messages come from (named on its answer). */
+  readonly callId: string;
   readonly conversationId: string;
   /** The gateway message the matched prefix ends with (null: a new chain). */
   readonly anchorMessageId: string | null;
@@ -129,6 +131,7 @@ export async function writeRecordedHistory(
         usage: answer.usage,
         stopReason: answer.stopReason,
         ...(answer.responseId === undefined ? {} : { providerResponseId: answer.responseId }),
+        recordedCallId: input.callId,
       },
     });
   }

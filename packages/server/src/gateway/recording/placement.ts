@@ -157,6 +157,7 @@ export async function placeSlice(
       ? { messageIds: [], answerId: null }
       : await writeRecordedHistory(db, {
           subjectUid: call.subjectUid,
+          callId: call.id,
           conversationId,
           anchorMessageId: deepest?.anchor_message_id ?? null,
           format: call.format,

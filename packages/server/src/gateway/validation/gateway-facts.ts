@@ -33,6 +33,7 @@ const gatewayFactsShape = {
   stopReason: shortText(64).optional(),
   error: z.strictObject({ code: shortText(100), message: shortText(4000) }).optional(),
   inputRole: z.enum(["system", "developer"]).optional(),
+  recordedCallId: shortText(200).optional(),
   imageUrls: z
     .record(z.string().regex(/^\d{1,6}$/, "a block index"), shortText(NOTED_IMAGE_URL_MAX_LENGTH))
     .refine(
