@@ -138,7 +138,7 @@ describe.skipIf(claudeBin === undefined)("Claude Code through the gateway", () =
     for (const [index, call] of calls.entries()) {
       expect(call.path).toBe("/v1/messages?beta=true");
       // The stub received exactly what Claude Code sent to the server.
-      expect(modelCalls[index]?.body.toString("utf8")).toBe(call.request_body);
+      expect(modelCalls[index]?.body.toString("utf8")).toBe(call.requestText);
       expect(modelCalls[index]?.headers["anthropic-beta"]).toBe(
         (JSON.parse(call.request_headers) as Record<string, string>)["anthropic-beta"],
       );

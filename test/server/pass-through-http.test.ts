@@ -326,7 +326,7 @@ describeEachDialect("the pass-through routes over HTTP", (getDatabase) => {
     expect(bytes.equals(exchange?.response ?? Buffer.alloc(0))).toBe(true);
     await callsPlaced(getDatabase(), subject);
     const rows = await recordedCallRows(getDatabase(), subject);
-    expect(rows.at(-1)?.request_body).toBe(message);
+    expect(rows.at(-1)?.requestText).toBe(message);
     expect(rows.at(-1)?.request_headers).not.toContain(key);
   });
 

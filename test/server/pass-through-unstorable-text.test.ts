@@ -116,7 +116,7 @@ describeEachDialect(
       await reply.arrayBuffer();
       await callsPlaced(getDatabase(), subject, 1);
       const rows = await recordedCallRows(getDatabase(), subject);
-      expect(rows.map((row) => row.request_body)).toEqual([body]);
+      expect(rows.map((row) => row.requestText)).toEqual([body]);
     });
   },
 );

@@ -101,7 +101,7 @@ describeEachDialect("a recorded call of many messages (issue 31)", (getDatabase)
     expect(Math.max(...latencies)).toBeLessThan(LONGEST_BLOCK_MS * 2);
 
     const [row] = await recordedCallRows(getDatabase(), a);
-    expect(row?.request_body).toBe(big);
+    expect(row?.requestText).toBe(big);
     expect([row?.message_count, row?.matched_count, row?.output_tokens]).toEqual([MESSAGES, 0, 3]);
     const store = new GatewayMessageStore(getDatabase());
     const answerId = (

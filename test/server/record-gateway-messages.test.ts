@@ -10,7 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-import { callsPlaced } from "../support/recorded-calls.js";
+import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
 import type { RawUpstream } from "../support/raw-upstream.js";
 import { startRawUpstreamServer, type RawUpstreamServer } from "../support/raw-upstream-server.js";
 import type { TestServer } from "../support/server.js";
@@ -131,14 +131,9 @@ describeEachDialect("recorded calls as gateway messages", (getDatabase) => {
       server.operator.authorization,
     );
     expect(JSON.stringify(console)).toContain("Run it");
-    const calls = await getDatabase()
-      .db.selectFrom("ai_gateway_recorded_calls")
-      .select(["request_body"])
-      .where("subject_uid", "=", subject)
-      .orderBy("created_at")
-      .execute();
+    const calls = await recordedCallRows(getDatabase(), subject);
     expect(calls).toHaveLength(3);
-    expect(JSON.parse(calls[2]?.request_body ?? "{}").messages).toEqual(history);
+    expect(JSON.parse(calls[2]?.requestText ?? "{}").messages).toEqual(history);
   });
 
   it("Chat Completions (system message, JSON and streamed): one conversation, the system message kept as such", async () => {

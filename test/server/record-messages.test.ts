@@ -132,10 +132,8 @@ describeEachDialect("pass-through routes with the official clients", (getDatabas
     expect(rows[1]?.previous_call_id).toBe(rows[0]?.id);
     expect(rows[1]?.path).toBe("/v1/messages?beta=true");
     expect(rows[1]).toMatchObject({ input_tokens: 3, output_tokens: 5, cache_read_tokens: 120 });
-    expect(rows[0]?.request_body).toBe(seen[0]?.body.toString("utf8"));
-    expect(
-      Buffer.from(rows[1]?.response_body_base64 ?? "", "base64").equals(exchanges[1]!.response),
-    ).toBe(true);
+    expect(rows[0]?.requestText).toBe(seen[0]?.body.toString("utf8"));
+    expect((rows[1]?.response ?? Buffer.alloc(0)).equals(exchanges[1]!.response)).toBe(true);
     // Credentials never reach the store.
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain(key);

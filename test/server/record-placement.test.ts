@@ -88,7 +88,7 @@ describeEachDialect("recorded calls: committed before the answer, placed after",
       [ids[1], ""],
     ]);
     // The bytes are there; nothing of the placing is.
-    expect(JSON.parse(left[1]?.request_body ?? "").messages).toEqual(second);
+    expect(JSON.parse(left[1]?.requestText ?? "").messages).toEqual(second);
     const messages = await getDatabase()
       .db.selectFrom("ai_gateway_messages")
       .select("id")

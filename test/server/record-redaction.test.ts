@@ -4,6 +4,7 @@
  * off (the default), the bytes are kept exactly. With it on, the chain's gateway messages are
  * written from the sanitized bodies too. Credential headers are never stored.
  */
+import { recordedCallRows } from "../support/recorded-calls.js";
 import { gzipSync } from "node:zlib";
 import { expect, it } from "vitest";
 import { RecordedCalls } from "../../packages/server/src/gateway/recording/calls.js";
@@ -36,16 +37,14 @@ describeEachDialect("recorded call redaction", (getDatabase) => {
       responseBody: gzipSync(answer),
       durationMs: 1,
     });
-    return getDatabase()
-      .db.selectFrom("ai_gateway_recorded_calls")
-      .selectAll()
-      .where("subject_uid", "=", subject)
-      .executeTakeFirstOrThrow();
+    const [row] = await recordedCallRows(getDatabase(), subject);
+    if (row === undefined) throw new Error("the call was not kept");
+    return row;
   }
 
   it("keeps the exact bytes by default and never the credential headers", async () => {
     const row = await recordWith(false);
-    expect(row.request_body).toContain(SECRET);
+    expect(row.requestText).toContain(SECRET);
     expect(row.redacted).toBe(0);
     expect(row.output_tokens).toBe(4); // read from the decoded answer
     expect(row.request_headers).not.toContain("vbk_gateway");
@@ -56,9 +55,9 @@ describeEachDialect("recorded call redaction", (getDatabase) => {
   it("runs both bodies through the sanitizer when redaction is on", async () => {
     const row = await recordWith(true);
     expect(row.redacted).toBe(1);
-    expect(row.request_body).not.toContain(SECRET);
-    expect(row.request_body).toContain("[redacted:");
-    const response = Buffer.from(row.response_body_base64, "base64").toString("utf8");
+    expect(row.requestText).not.toContain(SECRET);
+    expect(row.requestText).toContain("[redacted:");
+    const response = row.response.toString("utf8");
     expect(response).not.toContain(SECRET);
     expect(response).toContain("[redacted:");
     // Stored decoded: the headers no longer claim a content coding.

@@ -246,7 +246,7 @@ for (const dialect of testDialects) {
           "request",
         ]);
         expect(request.code).toBe(0);
-        expect(request.out.toString("utf8")).toBe(first.request_body);
+        expect(request.out.toString("utf8")).toBe(first.requestText);
         const response = await exported([
           "--subject",
           subject,

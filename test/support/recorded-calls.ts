@@ -4,6 +4,7 @@
  * written after the call's bytes (which are committed before the client has the answer's
  * end). A test that reads a chain after a call waits for this.
  */
+import { BodyReader } from "../../packages/server/src/gateway/recording/bodies/body-reader.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 /**
@@ -36,13 +37,28 @@ export async function callsPlaced(
   }
 }
 
-/** The subject's recorded call rows, whole, in the order they were kept. */
-export function recordedCallRows(database: StoreDatabase, subjectUid: string) {
-  return database.db
+/**
+ * The subject's recorded call rows, whole, in the order they were kept, each with its bodies as
+ * the store gives them back (`request`, `response`; the response still content-encoded).
+ */
+export async function recordedCallRows(database: StoreDatabase, subjectUid: string) {
+  const rows = await database.db
     .selectFrom("ai_gateway_recorded_calls")
     .selectAll()
     .where("subject_uid", "=", subjectUid)
     .orderBy("created_at")
     .orderBy("id")
     .execute();
+  const reader = new BodyReader(database.db);
+  const out = [];
+  for (const row of rows) {
+    const request = await reader.request(row);
+    out.push({
+      ...row,
+      request,
+      requestText: request.toString("utf8"),
+      response: await reader.response(row),
+    });
+  }
+  return out;
 }

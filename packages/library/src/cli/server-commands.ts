@@ -8,6 +8,8 @@ export type ServerCommandName =
   | "keys revoke"
   | "db migrate"
   | "db index"
+  | "db prune"
+  | "db delete-subject"
   | "import database"
   | "export database"
   | "cache-report";

@@ -34,6 +34,7 @@ import {
   DEFAULT_TIMEOUTS,
   type ServerTimeouts,
 } from "./timeouts.js";
+import type { Compression } from "../gateway/recording/bodies/compression.js";
 import type { UpstreamConfig } from "./upstream/config.js";
 import { sharedComponentSchemas, swaggerTransform, zodValidatorCompiler } from "./zod-schemas.js";
 
@@ -83,6 +84,12 @@ export interface ServerOptions {
    * "Recorded calls"). `verbatim serve` reads VERBATIM_RECORD_REDACT=1.
    */
   readonly recordRedact?: boolean;
+  /**
+   * How recorded bodies' new pieces are compressed (default `auto`: zstd where this Node has
+   * it, else brotli; docs/server/recorded-calls.md). `verbatim serve` reads
+   * VERBATIM_RECORD_COMPRESSION.
+   */
+  readonly recordCompression?: Compression;
   /**
    * Build the console's message and job pages in a worker thread with its own read-only
    * connection to the store (default on, with named prepared statements on PostgreSQL);
@@ -310,6 +317,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         upstream: options.upstream,
         store,
         recordRedact: options.recordRedact === true,
+        ...(options.recordCompression === undefined
+          ? {}
+          : { recordCompression: options.recordCompression }),
       });
     });
     if (typeof options.webRoot === "string") registerWebRoutes(app, options.webRoot);

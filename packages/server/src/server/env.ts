@@ -1,4 +1,9 @@
 import { VerbatimError } from "verbatim-llm/core";
+import {
+  codecOf,
+  COMPRESSIONS,
+  type Compression,
+} from "../gateway/recording/bodies/compression.js";
 
 /**
  * A whole number ≥ 0 from an environment variable: undefined when unset or empty; a clear
@@ -58,4 +63,16 @@ export function choiceFromEnv<Choice extends string>(
     where: name,
     hint: `Set ${name} to one of ${words}, or unset it for the default (docs/server/README.md)`,
   });
+}
+
+/**
+ * VERBATIM_RECORD_COMPRESSION: how recorded bodies' new pieces are compressed (default `auto`);
+ * a codec this Node lacks (zstd before 22.15) stops the start with a clear error.
+ */
+export function recordCompressionFromEnv(
+  env: Readonly<Record<string, string | undefined>> | undefined,
+): Compression {
+  const compression = choiceFromEnv(env, "VERBATIM_RECORD_COMPRESSION", COMPRESSIONS) ?? "auto";
+  codecOf(compression);
+  return compression;
 }

@@ -6,9 +6,11 @@ import { openDatabase, type OpenDatabaseOptions, type StoreDatabase } from "../s
 import { parseDatabaseLocation, type DatabaseLocation } from "../store/location.js";
 import { migrateDatabase } from "../store/migrate.js";
 import { backfillLine, backfillRecordedHistory } from "../gateway/recording/backfill.js";
+import { retentionLine } from "../gateway/maintenance/retention.js";
+import { RollingRetention } from "../gateway/maintenance/rolling-retention.js";
 import { keepSearchIndexCaughtUp } from "../gateway/maintenance/search-index-upkeep.js";
 import { prepareConsolePage } from "./console-page.js";
-import { switchFromEnv, wholeNumberFromEnv } from "./env.js";
+import { recordCompressionFromEnv, switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
   buildServer,
   DEFAULT_BODY_LIMIT_BYTES,
@@ -99,6 +101,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const env = options.env ?? process.env;
   // Settings from the environment first: a typo stops the start before the database is touched.
   const trustedProxies = trustedProxiesFromEnv(env);
+  const retentionDays = wholeNumberFromEnv(env, "VERBATIM_RETENTION_DAYS") ?? 0;
   const settings = {
     upstream: upstreamConfigFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
@@ -113,6 +116,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       1024,
     apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
     recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
+    recordCompression: recordCompressionFromEnv(env),
     // The console's worker thread opens the store as openStore does.
     consoleWorker: {
       preparedStatements: switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true,
@@ -163,6 +167,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // Rows imports left for the search index, indexed in small steps while the server answers
     // (search finds them meanwhile), and those of imports made while it runs.
     const searchCatchUp = keepSearchIndexCaughtUp(database);
+    // What ended more than VERBATIM_RETENTION_DAYS ago goes, at start and hourly.
+    const retention =
+      retentionDays > 0
+        ? new RollingRetention(database, {
+            days: retentionDays,
+            onReport: (report) => running.log.info({ retention: report }, retentionLine(report)),
+            onError: (error) => running.log.error({ err: error }, "the rolling retention failed"),
+          })
+        : undefined;
+    retention?.start();
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -178,6 +192,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           await running.close();
           running.server.closeAllConnections();
           await searchCatchUp.stop();
+          await retention?.stop();
           await database.close();
         })();
         return closing;

@@ -1,3 +1,8 @@
+import type { ColumnType, Generated } from "kysely";
+
+/** A nullable column an insert may leave out. */
+type Optional<T> = ColumnType<T, T | undefined, T>;
+
 /** Tables of migration 0009 (docs/server/recorded-calls.md, "Recorded calls"). */
 
 /** One message prefix of a subject's recorded chains. */
@@ -44,11 +49,11 @@ export interface RecordedCallTable {
   readonly status_code: number;
   /** JSON text: the request headers without credentials. */
   readonly request_headers: string;
-  /** The request body as sent (or sanitized, `redacted` 1). */
+  /** The request body as sent (or sanitized, `redacted` 1); '' when `body_storage` is 1. */
   readonly request_body: string;
   /** JSON text: the upstream's response headers. */
   readonly response_headers: string;
-  /** The upstream's response bytes as sent (still content-encoded), base64. */
+  /** The upstream's response bytes as sent (still content-encoded), base64; '' when `body_storage` is 1. */
   readonly response_body_base64: string;
   /** 1 when both bodies went through the sanitizer. */
   readonly redacted: number;
@@ -58,4 +63,38 @@ export interface RecordedCallTable {
   readonly cache_write_tokens: number | null;
   readonly duration_ms: number;
   readonly created_at: string;
+  /**
+   * 0: the bodies are in `request_body` and `response_body_base64` (rows written before
+   * migration 0015, until `verbatim db migrate` converts them); 1: in pieces, by manifest.
+   */
+  readonly body_storage: Generated<number>;
+  /** The request body's manifest (gateway/recording/bodies/manifest.ts). */
+  readonly request_manifest: Optional<Buffer | null>;
+  /** The call whose request body `request_manifest` is a diff of. */
+  readonly request_base_call_id: Optional<string | null>;
+  readonly response_manifest: Optional<Buffer | null>;
+  /** The bodies' sizes in bytes (null with `body_storage` 0). */
+  readonly request_size: Optional<number | null>;
+  readonly response_size: Optional<number | null>;
+}
+
+/** A run of recorded bytes of one subject (migration 0015). */
+export interface BodyPieceTable {
+  readonly id: number;
+  readonly subject_uid: string;
+  /** gateway/recording/bodies/compression.ts: 0 none, 1 zstd, 2 brotli, 3 gzip. */
+  readonly codec: number;
+  /** Its bytes before compression. */
+  readonly size: number;
+  readonly bytes: Buffer;
+  readonly created_at: string;
+}
+
+/** Where a subject holds a content-defined chunk (migration 0015). */
+export interface BodyChunkTable {
+  readonly subject_uid: string;
+  /** The first 16 bytes of its SHA-256. */
+  readonly hash: Buffer;
+  readonly piece_id: number;
+  readonly piece_offset: number;
 }

@@ -13,7 +13,12 @@ import type {
   BackgroundAgentJobTurnTable,
   BackgroundAgentJobWakeEventTable,
 } from "./job-schema.js";
-import type { ChainNodeTable, RecordedCallTable } from "./recorded-call-schema.js";
+import type {
+  BodyChunkTable,
+  BodyPieceTable,
+  ChainNodeTable,
+  RecordedCallTable,
+} from "./recorded-call-schema.js";
 
 /** The applied migrations, one row each (src/store/migrate.ts). */
 export interface MigrationTable {
@@ -150,5 +155,7 @@ export interface StoreSchema {
   readonly background_agent_job_wake_events: BackgroundAgentJobWakeEventTable;
   readonly ai_gateway_chain_nodes: ChainNodeTable;
   readonly ai_gateway_recorded_calls: RecordedCallTable;
+  readonly ai_gateway_body_pieces: BodyPieceTable;
+  readonly ai_gateway_body_chunks: BodyChunkTable;
   readonly ai_gateway_history_backfills: HistoryBackfillTable;
 }

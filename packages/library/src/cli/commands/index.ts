@@ -87,6 +87,21 @@ export const commandEntries: readonly CommandEntry[] = [
     load: async () => await loadServerCommand("db index"),
   },
   {
+    words: ["db", "prune"],
+    usage:
+      "--before <ISO time> [--subject S] --db <sqlite path | postgres url> [--dry-run] [--json]",
+    summary:
+      "Delete conversations (with their messages, recorded calls and jobs) whose last activity is before a time, and free the recorded bytes and images nothing refers to any more.",
+    load: async () => await loadServerCommand("db prune"),
+  },
+  {
+    words: ["db", "delete-subject"],
+    usage: "<subject> --db <sqlite path | postgres url> [--dry-run] [--json]",
+    summary:
+      "Delete everything a subject owns: conversations, messages, recorded calls and their bytes, images, jobs and API keys.",
+    load: async () => await loadServerCommand("db delete-subject"),
+  },
+  {
     words: ["trajectory", "project"],
     usage: "<file> --view chatml|model-visible [--page-limit BYTES]",
     summary:

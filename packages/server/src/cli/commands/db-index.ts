@@ -1,24 +1,8 @@
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { VerbatimError } from "verbatim-llm/core";
 import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/internal";
 import { openDatabase } from "../../store/database.js";
-import { describeLocation, type DatabaseLocation } from "../../store/location.js";
-import { databaseOption } from "./database-option.js";
+import { describeLocation } from "../../store/location.js";
+import { existingStore } from "./database-option.js";
 import { indexDeferredRows } from "../../gateway/maintenance/store-upgrade.js";
-
-/** `--db` as a location: a usage error when missing or invalid; a SQLite file must exist. */
-function existingStore(command: Command, text: string | undefined, cwd: string): DatabaseLocation {
-  const location = databaseOption(command, text);
-  if (location.dialect === "postgres" || location.path === ":memory:") return location;
-  const path = resolve(cwd, location.path);
-  if (!existsSync(path))
-    throw new VerbatimError("path_not_found", `${location.path} does not exist`, {
-      where: path,
-      hint: "Give the SQLite file an import wrote into (--into sqlite:<file>)",
-    });
-  return { dialect: "sqlite", path };
-}
 
 /**
  * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into

@@ -6,6 +6,7 @@ import { describeLocation, type DatabaseLocation } from "../../store/location.js
 import { databaseOption } from "./database-option.js";
 import { upgradeStore } from "../../gateway/maintenance/store-upgrade.js";
 import { backfillLine } from "../../gateway/recording/backfill.js";
+import { conversionLine } from "../../gateway/recording/bodies/convert.js";
 import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/internal";
 
 export const dbMigrate: Command = {
@@ -33,7 +34,17 @@ export const dbMigrate: Command = {
     }
     const database = await openDatabase(location, { poolSize: 1 });
     try {
-      const { migration: report, backfilled } = await upgradeStore(database);
+      const {
+        migration: report,
+        backfilled,
+        converted,
+      } = await upgradeStore(database, {
+        // On a terminal, how far a long conversion is, on one line.
+        onConversionBatch: (done) => {
+          if (io.stderrIsTTY === true) io.stderr(`\r${conversionLine(done)}…`);
+        },
+      });
+      if (io.stderrIsTTY === true && converted.calls > 0) io.stderr("\n");
       const where = describeLocation(location);
       if (values.json === true) {
         io.stdout(
@@ -53,6 +64,9 @@ export const dbMigrate: Command = {
       }
       if (values.json !== true && backfilled.conversations > 0) {
         io.stdout(`${where}: ${backfillLine(backfilled)}\n`);
+      }
+      if (values.json !== true && converted.calls > 0) {
+        io.stdout(`${where}: ${conversionLine(converted)}\n`);
       }
       return EXIT_OK;
     } finally {

@@ -266,7 +266,9 @@ export class ConsoleService {
   /** A recorded call's request or response, byte for byte as sent and as received. */
   async recordedCallBody(id: string, which: "request" | "response"): Promise<RecordedBody> {
     const row = await readRecordedCall(this.#database, id);
-    return which === "request" ? recordedRequest(row) : recordedResponse(row);
+    return which === "request"
+      ? recordedRequest(this.#database, row)
+      : recordedResponse(this.#database, row);
   }
 
   /** The bytes of an image block of a stored message (the console's thumbnails). */

@@ -22,7 +22,11 @@ export async function exportRecordedBody(options: {
         hint: `The call is not one of ${options.subject}'s: name the subject that made it`,
       });
     }
-    return (options.which === "request" ? recordedRequest(row) : recordedResponse(row)).bytes;
+    return (
+      options.which === "request"
+        ? await recordedRequest(database, row)
+        : await recordedResponse(database, row)
+    ).bytes;
   } finally {
     await database.close();
   }

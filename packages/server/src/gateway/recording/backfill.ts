@@ -15,6 +15,7 @@ import {
 } from "../../store/repositories/recorded-calls.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
+import { BodyReader } from "./bodies/body-reader.js";
 import { writeRecordedHistory } from "./history.js";
 import { recordedAnswer } from "./messages.js";
 import { callOfRow } from "./placement.js";
@@ -67,8 +68,8 @@ export async function backfillRecordedHistory(database: StoreDatabase): Promise<
 }
 
 /** The request's messages and the upstream's answer, as the row keeps them. */
-function readCall(row: RecordedCallRow) {
-  const call = callOfRow(row);
+async function readCall(row: RecordedCallRow, reader: BodyReader) {
+  const call = await callOfRow(row, reader);
   const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
   const answer = recordedAnswer(
     call.format,
@@ -106,9 +107,10 @@ async function backfillConversation(
   for (const node of await listConversationNodes(db, pending.subject_uid, pending.conversation_id))
     nodes.set(node.prefix_sha256, node);
   let written = 0;
+  const reader = new BodyReader(db);
   for (const row of await listCallsOfConversation(db, pending.conversation_id)) {
     if (row.subject_uid !== pending.subject_uid) continue;
-    const { format, messages, answer } = readCall(row);
+    const { format, messages, answer } = await readCall(row, reader);
     const path = row.message_count === 0 ? [] : pathOf(nodes, row);
     // A body that is not JSON has no messages: only a call of none has a history to write.
     if (path === undefined || messages.length !== path.length) continue;

@@ -11,6 +11,13 @@ import {
   type CallCacheEntry,
   type ConversationCacheSummary,
 } from "./cache.js";
+import { BodyReader } from "./bodies/body-reader.js";
+
+/** Reads requests as text, each piece once for the whole report. */
+function requestTexts(database: StoreDatabase): (call: RecordedCallRow) => Promise<string> {
+  const reader = new BodyReader(database.db);
+  return async (call) => (await reader.request(call)).toString("utf8");
+}
 
 /** One conversation's cache report: the summary and every call (docs/server/recorded-calls.md, "Cache report"). */
 export interface ConversationCacheReport {
@@ -44,7 +51,11 @@ export async function conversationCacheReport(
   const calls = await listCallsOfConversation(database.db, conversationId);
   const first = calls[0];
   if (first === undefined) return undefined;
-  const entries = cacheEntries(calls, await withPrevious(database, calls));
+  const entries = await cacheEntries(
+    calls,
+    await withPrevious(database, calls),
+    requestTexts(database),
+  );
   return { summary: summarise(conversationId, first.subject_uid, entries), calls: entries };
 }
 
@@ -61,11 +72,14 @@ export async function cacheReports(
     group.push(call);
     groups.set(call.conversation_id, group);
   }
-  return [...groups].map(([conversationId, group]) => {
-    const entries = cacheEntries(group, previous);
-    return {
+  const texts = requestTexts(database);
+  const reports: ConversationCacheReport[] = [];
+  for (const [conversationId, group] of groups) {
+    const entries = await cacheEntries(group, previous, texts);
+    reports.push({
       summary: summarise(conversationId, group[0]?.subject_uid ?? "", entries),
       calls: entries,
-    };
-  });
+    });
+  }
+  return reports;
 }

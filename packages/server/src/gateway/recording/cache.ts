@@ -149,66 +149,88 @@ function lostDollars(call: RecordedCallRow, lost: number): number | null {
   return Math.max(0, actual - ideal);
 }
 
-/** The cache entry of each call, given the calls and their previous calls (by id). */
-export function cacheEntries(
+/**
+ * The cache entry of each call, given the calls, their previous calls (by id), and how to read a
+ * call's request body as text (one body at a time: a report of long sessions holds two).
+ */
+export async function cacheEntries(
   calls: readonly RecordedCallRow[],
   previousById: ReadonlyMap<string, RecordedCallRow>,
-): CallCacheEntry[] {
-  return calls.map((call) => {
+  requestText: (call: RecordedCallRow) => Promise<string>,
+): Promise<CallCacheEntry[]> {
+  const entries: CallCacheEntry[] = [];
+  let last: { id: string; text: string } | undefined;
+  const textOf = async (call: RecordedCallRow): Promise<string> => {
+    if (last?.id === call.id) return last.text;
+    last = { id: call.id, text: await requestText(call) };
+    return last.text;
+  };
+  for (const call of calls) {
     const previous =
       call.previous_call_id === null ? undefined : previousById.get(call.previous_call_id);
-    const found =
-      previous === undefined ? undefined : prefixBreak(previous.request_body, call.request_body);
-    const status: CacheStatus =
-      previous === undefined
-        ? "first"
-        : found === undefined
-          ? "kept"
-          : found === "unreadable"
-            ? "unreadable"
-            : "broken";
-    const prompt = promptTokens(call);
-    const known = call.input_tokens !== null || call.cache_read_tokens !== null;
-    // Tokens the previous call left in the cache (read or written) that this call could read.
-    const cacheable =
-      previous === undefined
-        ? 0
-        : Math.min((previous.cache_read_tokens ?? 0) + (previous.cache_write_tokens ?? 0), prompt);
-    const lost = Math.max(0, cacheable - (call.cache_read_tokens ?? 0));
-    const difference =
-      found === undefined || found === "unreadable" || previous === undefined
-        ? null
-        : {
-            path: found.path,
-            reason: found.reason,
-            message_index: found.messageIndex ?? null,
-            before: valueAtPath(previous.request_body, found.path),
-            after: valueAtPath(call.request_body, found.path),
-          };
-    const link = recordedCallPath(call.id);
-    return {
-      call_id: call.id,
-      links: { call: link, request: `${link}/request`, response: `${link}/response` },
-      created_at: call.created_at,
-      model: call.model,
-      path: call.path,
-      status_code: call.status_code,
-      message_count: call.message_count,
-      matched_count: call.matched_count,
-      previous_call_id: call.previous_call_id,
-      usage: {
-        input_tokens: call.input_tokens,
-        output_tokens: call.output_tokens,
-        cache_read_tokens: call.cache_read_tokens,
-        cache_write_tokens: call.cache_write_tokens,
-      },
-      cache: status,
-      hit_ratio: known && prompt > 0 ? (call.cache_read_tokens ?? 0) / prompt : null,
-      lost_tokens: lost,
-      lost_dollars: lostDollars(call, lost),
-      difference,
-    };
-  });
+    const previousText = previous === undefined ? "" : await textOf(previous);
+    const callText = previous === undefined ? "" : await textOf(call);
+    entries.push(cacheEntry(call, previous, callText, previousText));
+  }
+  return entries;
+}
+
+function cacheEntry(
+  call: RecordedCallRow,
+  previous: RecordedCallRow | undefined,
+  callText: string,
+  previousText: string,
+): CallCacheEntry {
+  const found = previous === undefined ? undefined : prefixBreak(previousText, callText);
+  const status: CacheStatus =
+    previous === undefined
+      ? "first"
+      : found === undefined
+        ? "kept"
+        : found === "unreadable"
+          ? "unreadable"
+          : "broken";
+  const prompt = promptTokens(call);
+  const known = call.input_tokens !== null || call.cache_read_tokens !== null;
+  // Tokens the previous call left in the cache (read or written) that this call could read.
+  const cacheable =
+    previous === undefined
+      ? 0
+      : Math.min((previous.cache_read_tokens ?? 0) + (previous.cache_write_tokens ?? 0), prompt);
+  const lost = Math.max(0, cacheable - (call.cache_read_tokens ?? 0));
+  const difference =
+    found === undefined || found === "unreadable" || previous === undefined
+      ? null
+      : {
+          path: found.path,
+          reason: found.reason,
+          message_index: found.messageIndex ?? null,
+          before: valueAtPath(previousText, found.path),
+          after: valueAtPath(callText, found.path),
+        };
+  const link = recordedCallPath(call.id);
+  return {
+    call_id: call.id,
+    links: { call: link, request: `${link}/request`, response: `${link}/response` },
+    created_at: call.created_at,
+    model: call.model,
+    path: call.path,
+    status_code: call.status_code,
+    message_count: call.message_count,
+    matched_count: call.matched_count,
+    previous_call_id: call.previous_call_id,
+    usage: {
+      input_tokens: call.input_tokens,
+      output_tokens: call.output_tokens,
+      cache_read_tokens: call.cache_read_tokens,
+      cache_write_tokens: call.cache_write_tokens,
+    },
+    cache: status,
+    hit_ratio: known && prompt > 0 ? (call.cache_read_tokens ?? 0) / prompt : null,
+    lost_tokens: lost,
+    lost_dollars: lostDollars(call, lost),
+    difference,
+  };
 }
 
 export interface ConversationCacheSummary {

@@ -1,6 +1,7 @@
 import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/database.js";
 import { findRecordedCall, type RecordedCallRow } from "../../store/repositories/recorded-calls.js";
+import { BodyReader } from "./bodies/body-reader.js";
 
 /** What `GET /ai-gateway/recorded-calls/:id` answers: a recorded call's facts, not its bodies. */
 export interface RecordedCallFacts {
@@ -117,26 +118,32 @@ export function recordedCallFacts(row: RecordedCallRow): RecordedCallFacts {
     },
     message_count: row.message_count,
     matched_count: row.matched_count,
-    request_bytes: Buffer.byteLength(row.request_body, "utf8"),
-    response_bytes: Buffer.from(row.response_body_base64, "base64").length,
+    request_bytes: row.request_size ?? Buffer.byteLength(row.request_body, "utf8"),
+    response_bytes: row.response_size ?? Buffer.byteLength(row.response_body_base64, "base64"),
     links: { request: `${path}/request`, response: `${path}/response` },
   };
 }
 
 /** The request body as the client sent it, with its content type. */
-export function recordedRequest(row: RecordedCallRow): RecordedBody {
+export async function recordedRequest(
+  database: StoreDatabase,
+  row: RecordedCallRow,
+): Promise<RecordedBody> {
   return {
-    bytes: Buffer.from(row.request_body, "utf8"),
+    bytes: await new BodyReader(database.db).request(row),
     contentType: headerOf(headersOf(row.request_headers), "content-type") ?? "application/json",
   };
 }
 
 /** The response body as the upstream sent it (still content-encoded), with its headers. */
-export function recordedResponse(row: RecordedCallRow): RecordedBody {
+export async function recordedResponse(
+  database: StoreDatabase,
+  row: RecordedCallRow,
+): Promise<RecordedBody> {
   const headers = headersOf(row.response_headers);
   const encoding = headerOf(headers, "content-encoding");
   return {
-    bytes: Buffer.from(row.response_body_base64, "base64"),
+    bytes: await new BodyReader(database.db).response(row),
     contentType: headerOf(headers, "content-type") ?? "application/octet-stream",
     ...(encoding === undefined ? {} : { contentEncoding: encoding }),
   };

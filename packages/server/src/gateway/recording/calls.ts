@@ -6,7 +6,11 @@ import {
   listSubjectsWithUnplacedCalls,
   listUnplacedCallIds,
 } from "../../store/repositories/recorded-calls.js";
+import { inTransaction } from "../../store/transaction.js";
 import { newId } from "../ids.js";
+import { BodyReader } from "./bodies/body-reader.js";
+import { BodyStore, StaleBodies } from "./bodies/body-store.js";
+import type { Compression } from "./bodies/compression.js";
 import {
   callOfRow,
   messagesOfBody,
@@ -77,6 +81,11 @@ export interface RecordedCallsOptions {
    * placing waits for 2 ms without a call being read or answered.
    */
   readonly placeWithinMs?: number;
+  /**
+   * How new pieces of recorded bodies are compressed (default `auto`: zstd where this Node has
+   * it, else brotli). VERBATIM_RECORD_COMPRESSION sets it for `verbatim serve`.
+   */
+  readonly compression?: Compression;
   /** Told when placing a call this process did not keep (a leftover) fails. */
   readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
 }
@@ -106,6 +115,8 @@ export function withoutCredentials(
 
 export class RecordedCalls {
   private readonly sanitizer: Sanitizer | undefined;
+  /** Where the calls' bodies go: pieces stored once per subject (bodies/). */
+  readonly bodies: BodyStore;
   /** The prefix hashes of each session's last call, reused by its next (recorded-prefix-cache). */
   readonly prefixes = new PrefixHashCache();
   readonly #placement: PlacementOptions;
@@ -124,6 +135,9 @@ export class RecordedCalls {
     options: RecordedCallsOptions = {},
   ) {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
+    this.bodies = new BodyStore(database, {
+      ...(options.compression === undefined ? {} : { compression: options.compression }),
+    });
     this.#placement = {
       prefixes: this.prefixes,
       gatewayMessages: options.gatewayMessages !== false,
@@ -162,12 +176,15 @@ export class RecordedCalls {
     const now = new Date();
     const createdAt = now.toISOString();
     const callId = newId("call", now.getTime());
-    let requestBody = call.requestText ?? call.requestBody.toString("utf8");
+    let requestBody = call.requestBody;
     let responseBody = call.responseBody;
     const responseHeaders = withoutCredentials(call.responseHeaders);
     let messages = call.messages;
     if (this.sanitizer !== undefined) {
-      requestBody = this.sanitizer.sanitizeText(requestBody).value;
+      const text = this.sanitizer.sanitizeText(
+        call.requestText ?? requestBody.toString("utf8"),
+      ).value;
+      requestBody = Buffer.from(text, "utf8");
       // A body the server cannot decode is not kept at all rather than kept unredacted.
       const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);
       responseBody =
@@ -179,9 +196,9 @@ export class RecordedCalls {
         delete responseHeaders["content-length"];
       }
       // The chain is written from what is stored: no unredacted text in its messages either.
-      messages = messagesOfBody(requestBody);
+      messages = messagesOfBody(text);
     }
-    await insertRecordedCall(this.database.db, {
+    const row = {
       id: callId,
       subject_uid: call.subjectUid,
       conversation_id: "",
@@ -194,9 +211,9 @@ export class RecordedCalls {
       previous_call_id: null,
       status_code: call.statusCode,
       request_headers: JSON.stringify(withoutCredentials(call.requestHeaders)),
-      request_body: requestBody,
+      request_body: "",
       response_headers: JSON.stringify(responseHeaders),
-      response_body_base64: responseBody.toString("base64"),
+      response_body_base64: "",
       redacted: this.sanitizer === undefined ? 0 : 1,
       input_tokens: null,
       output_tokens: null,
@@ -204,7 +221,8 @@ export class RecordedCalls {
       cache_write_tokens: null,
       duration_ms: Math.round(call.durationMs),
       created_at: createdAt,
-    });
+    };
+    await this.#keepRow(row, requestBody, responseBody);
     this.#pending.set(callId, {
       id: callId,
       subjectUid: call.subjectUid,
@@ -222,6 +240,32 @@ export class RecordedCalls {
       return this.#place(call.subjectUid, callId);
     });
     return { callId, placed: placed as Promise<RecordedCallResult> };
+  }
+
+  /**
+   * Writes the call's row and its bodies' pieces in one transaction. When a base or piece the
+   * bodies refer to was deleted meanwhile (a prune), they are written again without them.
+   */
+  async #keepRow(
+    row: Omit<Parameters<typeof insertRecordedCall>[1], "request_manifest">,
+    request: Buffer,
+    response: Buffer,
+  ): Promise<void> {
+    for (let fresh = false; ; fresh = true) {
+      const prepared = await this.bodies.prepare(row.subject_uid, request, response, fresh);
+      try {
+        const written = await inTransaction(this.database, async (db) => {
+          const { columns, remembered } = await this.bodies.write(db, prepared, row.created_at);
+          await insertRecordedCall(db, { ...row, ...columns });
+          return remembered;
+        });
+        this.bodies.remember(prepared, row.id, written);
+        return;
+      } catch (error) {
+        if (!(error instanceof StaleBodies) || fresh) throw error;
+        this.bodies.recent.forget(row.subject_uid);
+      }
+    }
   }
 
   /**
@@ -267,7 +311,11 @@ export class RecordedCalls {
           const local = next === own ? this.#pending.get(next) : undefined;
           const row =
             local === undefined ? await findRecordedCall(this.database.db, next) : undefined;
-          const call = local ?? (row === undefined ? undefined : callOfRow(row));
+          const call =
+            local ??
+            (row === undefined
+              ? undefined
+              : await callOfRow(row, new BodyReader(this.database.db)));
           const result =
             call === undefined
               ? undefined

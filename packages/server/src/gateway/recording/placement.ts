@@ -22,6 +22,7 @@ import { writeRecordedHistory, type RecordedHistory } from "./history.js";
 import { matchRecordedCall, type RecordedMatch } from "./matching.js";
 import { recordedAnswer } from "./messages.js";
 import type { PrefixHashCache } from "./prefix-cache.js";
+import type { BodyReader } from "./bodies/body-reader.js";
 import { ToolCallNames } from "./tool-names.js";
 import { decodeBody, usageOf, type RecordedUsage, type WireFormat } from "./usage.js";
 
@@ -314,16 +315,18 @@ export function messagesOfBody(text: string): unknown[] {
 }
 
 /** A stored row as a call to place (a call left unplaced by a crash, or another process's). */
-export function callOfRow(row: RecordedCallRow): CallToPlace {
+export async function callOfRow(row: RecordedCallRow, reader: BodyReader): Promise<CallToPlace> {
+  const request = await reader.request(row);
+  const response = await reader.response(row);
   return {
     id: row.id,
     subjectUid: row.subject_uid,
     format: row.wire_format as WireFormat,
     model: row.model,
-    messages: messagesOfBody(row.request_body),
+    messages: messagesOfBody(request.toString("utf8")),
     statusCode: row.status_code,
     responseHeaders: JSON.parse(row.response_headers) as Record<string, string>,
-    responseBody: Buffer.from(row.response_body_base64, "base64"),
+    responseBody: response,
     createdAt: row.created_at,
   };
 }

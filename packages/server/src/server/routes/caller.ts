@@ -16,6 +16,7 @@ import {
 } from "./response-extras.js";
 import { registerResponseRoutes } from "./responses.js";
 import { RecordedCalls } from "../../gateway/recording/calls.js";
+import type { Compression } from "../../gateway/recording/bodies/compression.js";
 import { keepRawJsonBodies } from "./pass-through.js";
 import { PASS_THROUGH_ROUTES, registerPassThroughRoute } from "./pass-through-routes.js";
 
@@ -25,6 +26,8 @@ export interface CallerRouteOptions {
   readonly store: GatewayMessageStore;
   /** Recorded calls' bodies go through the trajectory sanitizer (docs/server/recorded-calls.md). */
   readonly recordRedact?: boolean;
+  /** How recorded bodies' new pieces are compressed (docs/server/recorded-calls.md). */
+  readonly recordCompression?: Compression;
 }
 
 /**
@@ -51,6 +54,7 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   // The pass-through routes keep their bodies' bytes (their own body parser, in their own scope).
   const recorder = new RecordedCalls(options.database, {
     redact: options.recordRedact === true,
+    ...(options.recordCompression === undefined ? {} : { compression: options.recordCompression }),
     onLeftoverError: (error, callId) =>
       app.log.error({ err: error, callId }, "placing a recorded call left unplaced failed"),
   });

@@ -12,6 +12,7 @@ import { gatewayImagesMigration } from "./0011-gateway-images.js";
 import { recordedHistoryBackfillMigration } from "./0012-recorded-history-backfill.js";
 import { searchIndexDeferralMigration } from "./0013-search-index-deferral.js";
 import { searchIndexHashSizeMigration } from "./0014-search-index-hash-size.js";
+import { recordedBodyPiecesMigration } from "./0015-recorded-body-pieces.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -33,4 +34,5 @@ export const storeMigrations: readonly Migration[] = [
   recordedHistoryBackfillMigration,
   searchIndexDeferralMigration,
   searchIndexHashSizeMigration,
+  recordedBodyPiecesMigration,
 ];

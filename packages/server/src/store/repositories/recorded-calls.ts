@@ -1,4 +1,4 @@
-import { sql, type Kysely, type OnConflictBuilder, type Selectable } from "kysely";
+import { sql, type Insertable, type Kysely, type OnConflictBuilder, type Selectable } from "kysely";
 import { queryTemplate } from "../query-template.js";
 import type { StoreSchema } from "../schema.js";
 import type { ChainNodeTable, RecordedCallTable } from "../recorded-call-schema.js";
@@ -306,7 +306,16 @@ const CALL_COLUMNS = [
   "cache_write_tokens",
   "duration_ms",
   "created_at",
+  "body_storage",
+  "request_manifest",
+  "request_base_call_id",
+  "response_manifest",
+  "request_size",
+  "response_size",
 ] as const satisfies readonly (keyof RecordedCallRow)[];
+
+/** A row to insert: the columns of migration 0015 may be left out (a row in the old form). */
+export type RecordedCallInsert = Insertable<RecordedCallTable>;
 
 const insertRecordedCallQuery = queryTemplate<unknown[], never>((db, slot) =>
   db
@@ -318,9 +327,10 @@ const insertRecordedCallQuery = queryTemplate<unknown[], never>((db, slot) =>
 
 export async function insertRecordedCall(
   db: Kysely<StoreSchema>,
-  row: RecordedCallRow,
+  row: RecordedCallInsert,
 ): Promise<void> {
-  await insertRecordedCallQuery.run(db, ...CALL_COLUMNS.map((column) => row[column]));
+  const full: Record<string, unknown> = { body_storage: 0, ...row };
+  await insertRecordedCallQuery.run(db, ...CALL_COLUMNS.map((column) => full[column] ?? null));
 }
 
 /** What placing a call in its chain writes into its row (gateway/recording/placement.ts). */

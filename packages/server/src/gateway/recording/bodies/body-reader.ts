@@ -1,0 +1,104 @@
+import type { Kysely } from "kysely";
+import type { RecordedCallRow } from "../../../store/repositories/recorded-calls.js";
+import { readManifestChain, readPieces } from "../../../store/repositories/recorded-bodies.js";
+import type { StoreSchema } from "../../../store/schema.js";
+import { bodyGone, MAX_DIFF_DEPTH } from "./body-store.js";
+import { decompressPieces } from "./compression.js";
+import { applyDiff, decodeManifest, type Manifest } from "./manifest.js";
+import { piecesOf, type PieceRange } from "./ranges.js";
+
+/** What of a recorded call a body read needs. */
+export type StoredBodies = Pick<
+  RecordedCallRow,
+  | "id"
+  | "subject_uid"
+  | "body_storage"
+  | "request_body"
+  | "response_body_base64"
+  | "request_manifest"
+  | "response_manifest"
+>;
+
+/**
+ * Rebuilds recorded bodies byte for byte (docs/server/recorded-calls.md, "How recorded bytes
+ * are stored"). One reader keeps the pieces and flat manifests it read, so reading a session's
+ * calls one after the other (a cache report) reads each piece once.
+ */
+export class BodyReader {
+  readonly #pieces = new Map<number, Buffer>();
+  readonly #flat = new Map<string, PieceRange[]>();
+
+  /** `db`: the store, or the transaction the reads belong to. */
+  constructor(private readonly db: Kysely<StoreSchema>) {}
+
+  async request(row: StoredBodies): Promise<Buffer> {
+    if (row.body_storage === 0) return Buffer.from(row.request_body, "utf8");
+    return this.#assemble(row, await this.requestRanges(row));
+  }
+
+  async response(row: StoredBodies): Promise<Buffer> {
+    if (row.body_storage === 0) return Buffer.from(row.response_body_base64, "base64");
+    if (row.response_manifest === null) throw bodyGone(row.id, "its response has no manifest");
+    const manifest = decodeManifest(row.response_manifest);
+    if (manifest.kind !== "flat") throw bodyGone(row.id, "its response manifest is not flat");
+    return this.#assemble(row, manifest.ranges);
+  }
+
+  /** The request's flat ranges (its diffs applied): what a flat manifest of it lists. */
+  async requestRanges(row: StoredBodies): Promise<PieceRange[]> {
+    const cached = this.#flat.get(row.id);
+    if (cached !== undefined) return cached;
+    const chain = await readManifestChain(this.db, row.id, MAX_DIFF_DEPTH);
+    // From the nearest flat manifest (or one this reader has) back to the call.
+    const manifests: { id: string; manifest: Manifest }[] = [];
+    let ranges: PieceRange[] | undefined;
+    for (const link of chain) {
+      const known = this.#flat.get(link.id);
+      if (known !== undefined) {
+        ranges = known;
+        break;
+      }
+      if (link.request_manifest === null) throw bodyGone(link.id, "its request has no manifest");
+      const manifest = decodeManifest(link.request_manifest);
+      if (manifest.kind === "flat") {
+        ranges = [...manifest.ranges];
+        this.#flat.set(link.id, ranges);
+        break;
+      }
+      manifests.push({ id: link.id, manifest });
+    }
+    if (ranges === undefined) {
+      const last = chain[chain.length - 1];
+      throw bodyGone(
+        row.id,
+        `the call its request diffs against (${last?.request_base_call_id ?? "?"}) is gone`,
+      );
+    }
+    for (const { id, manifest } of manifests.reverse()) {
+      if (manifest.kind !== "diff") break;
+      ranges = applyDiff(ranges, manifest);
+      this.#flat.set(id, ranges);
+    }
+    return ranges;
+  }
+
+  async #assemble(row: StoredBodies, ranges: readonly PieceRange[]): Promise<Buffer> {
+    const missing = piecesOf(ranges).filter((id) => !this.#pieces.has(id));
+    if (missing.length > 0) {
+      const rows = await readPieces(this.db, row.subject_uid, missing);
+      for (const [id, bytes] of decompressPieces(rows)) this.#pieces.set(id, bytes);
+    }
+    const parts: Buffer[] = [];
+    let length = 0;
+    for (const range of ranges) {
+      const piece = this.#pieces.get(range.piece);
+      if (piece === undefined) throw bodyGone(row.id, `piece ${range.piece} is gone`);
+      if (range.offset + range.length > piece.length) {
+        throw bodyGone(row.id, `piece ${range.piece} is shorter than its range`);
+      }
+      parts.push(piece.subarray(range.offset, range.offset + range.length));
+      length += range.length;
+    }
+    return Buffer.concat(parts, length);
+  }
+}
