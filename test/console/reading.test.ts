@@ -121,6 +121,13 @@ describe.skipIf(!hasChromium)(
       expect(
         await answer.locator(".recorded-call details.recorded-response pre.pretty").innerText(),
       ).toContain('"id": "msg_rcall_2"');
+      // And its cache verdict: the prefix broke against the previous call, and where.
+      await answer.locator(".recorded-call details.recorded-cache summary").click();
+      const verdict = answer.locator(".recorded-call details.recorded-cache");
+      await expect.poll(() => verdict.locator(".verdict").count()).toBeGreaterThan(1);
+      expect(await verdict.innerText()).toMatch(/prefix broken/);
+      expect(await verdict.innerText()).toContain("first difference at");
+      expect(await verdict.innerText()).toContain("Today is Tuesday.");
       // A conversation the gateway did not record has no report.
       await page.goto(`${harness.url}/conversations/${harness.seeded.long.id}`);
       await expect

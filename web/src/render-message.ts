@@ -1,5 +1,10 @@
 import type { ChatMLMessage } from "../../packages/library/src/history/chatml.js";
-import { recordedBodyNode, recordedCallLinks, type RecordedBodyReader } from "./recorded-body.js";
+import {
+  recordedBodyNode,
+  recordedCacheNode,
+  recordedCallLinks,
+  type RecordedBodyReader,
+} from "./recorded-body.js";
 import type { StoredBlock, StoredMessage, View } from "./api.js";
 import { costOf, latencyOf } from "./conversation-model.js";
 import { badge, copyButton, element, imageNode, longText, pretty } from "./dom.js";
@@ -67,6 +72,7 @@ function recordedCallNode(callId: string, context: MessageContext): HTMLElement 
     `recorded call ${callId}: `,
     recordedBodyNode(context.recordedBody, "request", links.request),
     recordedBodyNode(context.recordedBody, "response", links.response),
+    recordedCacheNode(context.recordedBody, links.call),
   );
 }
 

@@ -13,11 +13,13 @@ import {
 import { GatewayImageStore } from "../conversations/images.js";
 import type { GatewayMessageStore } from "../conversations/message-store.js";
 import {
+  callCacheVerdict,
   conversationCacheReport,
   type ConversationCacheReport,
 } from "../recording/cache-report.js";
 import {
   readRecordedCall,
+  type CallCacheVerdict,
   recordedCallFacts,
   recordedRequest,
   recordedResponse,
@@ -259,8 +261,9 @@ export class ConsoleService {
   }
 
   /** A recorded call's facts (GET /ai-gateway/recorded-calls/:id). */
-  async recordedCall(id: string): Promise<RecordedCallFacts> {
-    return recordedCallFacts(await readRecordedCall(this.#database, id));
+  async recordedCall(id: string): Promise<RecordedCallFacts & { cache: CallCacheVerdict }> {
+    const row = await readRecordedCall(this.#database, id);
+    return { ...recordedCallFacts(row), cache: await callCacheVerdict(this.#database, row) };
   }
 
   /** A recorded call's request or response, byte for byte as sent and as received. */

@@ -12,6 +12,7 @@ import {
   type ConversationCacheSummary,
 } from "./cache.js";
 import { BodyReader } from "./bodies/body-reader.js";
+import type { CallCacheVerdict } from "./call-bytes.js";
 
 /** Reads requests as text, each piece once for the whole report. */
 function requestTexts(database: StoreDatabase): (call: RecordedCallRow) => Promise<string> {
@@ -82,4 +83,24 @@ export async function cacheReports(
     });
   }
   return reports;
+}
+
+/** One call's verdict: its entry of the cache report, against its previous call. */
+export async function callCacheVerdict(
+  database: StoreDatabase,
+  call: RecordedCallRow,
+): Promise<CallCacheVerdict> {
+  const [entry] = await cacheEntries(
+    [call],
+    await withPrevious(database, [call]),
+    requestTexts(database),
+  );
+  if (entry === undefined) throw new Error("a cache entry per call");
+  return {
+    status: entry.cache,
+    hit_ratio: entry.hit_ratio,
+    lost_tokens: entry.lost_tokens,
+    lost_dollars: entry.lost_dollars,
+    difference: entry.difference,
+  };
 }

@@ -42,6 +42,21 @@ export interface RecordedCallFacts {
   readonly links: { readonly request: string; readonly response: string };
 }
 
+/** A call's cache verdict against its previous call (the cache report's entry for it). */
+export interface CallCacheVerdict {
+  readonly status: "first" | "kept" | "broken" | "unreadable";
+  readonly hit_ratio: number | null;
+  readonly lost_tokens: number;
+  readonly lost_dollars: number | null;
+  readonly difference: {
+    readonly path: string;
+    readonly reason: string;
+    readonly message_index: number | null;
+    readonly before: string;
+    readonly after: string;
+  } | null;
+}
+
 /** A recorded body: its exact bytes, with the content type and encoding it was sent with. */
 export interface RecordedBody {
   readonly bytes: Buffer;

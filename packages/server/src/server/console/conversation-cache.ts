@@ -3,11 +3,30 @@ import { z } from "zod";
 import type { ConsoleService } from "../../gateway/console/service.js";
 import { errorReplySchema } from "../errors.js";
 
-const usageSchema = z.object({
+export const usageSchema = z.object({
   input_tokens: z.number().nullable(),
   output_tokens: z.number().nullable(),
   cache_read_tokens: z.number().nullable(),
   cache_write_tokens: z.number().nullable(),
+});
+
+const differenceSchema = z
+  .object({
+    path: z.string(),
+    reason: z.string(),
+    message_index: z.number().nullable(),
+    before: z.string(),
+    after: z.string(),
+  })
+  .nullable();
+
+/** A recorded call's cache verdict, as GET /ai-gateway/recorded-calls/:id gives it. */
+export const cacheVerdictSchema = z.object({
+  status: z.enum(["first", "kept", "broken", "unreadable"]),
+  hit_ratio: z.number().nullable(),
+  lost_tokens: z.number(),
+  lost_dollars: z.number().nullable(),
+  difference: differenceSchema,
 });
 
 const callSchema = z.object({
@@ -27,15 +46,7 @@ const callSchema = z.object({
   hit_ratio: z.number().nullable(),
   lost_tokens: z.number(),
   lost_dollars: z.number().nullable(),
-  difference: z
-    .object({
-      path: z.string(),
-      reason: z.string(),
-      message_index: z.number().nullable(),
-      before: z.string(),
-      after: z.string(),
-    })
-    .nullable(),
+  difference: differenceSchema,
 });
 
 const cacheReplySchema = z.object({

@@ -2,15 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { ConsoleService } from "../../gateway/console/service.js";
 import { errorReplySchema } from "../errors.js";
+import { cacheVerdictSchema, usageSchema } from "./conversation-cache.js";
 
 const errors = { 401: errorReplySchema, 404: errorReplySchema };
 const params = z.object({ id: z.string().min(1).max(200) });
-const usageSchema = z.object({
-  input_tokens: z.number().nullable(),
-  output_tokens: z.number().nullable(),
-  cache_read_tokens: z.number().nullable(),
-  cache_write_tokens: z.number().nullable(),
-});
 const factsSchema = z.object({
   id: z.string(),
   subject_uid: z.string(),
@@ -33,6 +28,9 @@ const factsSchema = z.object({
   request_bytes: z.number(),
   response_bytes: z.number().describe("As received, still content-encoded."),
   links: z.object({ request: z.string(), response: z.string() }),
+  cache: cacheVerdictSchema.describe(
+    "Whether the prompt cache could hit this call, against its previous call (as the conversation's cache report says).",
+  ),
 });
 
 /**
