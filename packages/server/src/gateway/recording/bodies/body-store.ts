@@ -111,11 +111,13 @@ export class BodyStore {
         known.set(row.hash.toString("hex"), { piece: row.piece_id, offset: row.piece_offset });
       }
     }
-    const pieces = new FreshPieces(known);
-    const requestEncoded = pieces.encode(request, base, requestChunks);
-    const responseEncoded = pieces.encode(response, undefined, responseChunks);
+    const requestPieces = new FreshPieces(known);
+    const requestEncoded = requestPieces.encode(request, base, requestChunks);
+    const requestFresh = requestPieces.finish();
+    const responsePieces = new FreshPieces(known, requestFresh.length);
+    const responseEncoded = responsePieces.encode(response, undefined, responseChunks);
     const stored: StoredPiece[] = [];
-    for (const piece of pieces.finish()) {
+    for (const piece of [...requestFresh, ...responsePieces.finish()]) {
       if (stored.length > 0) await breathe();
       const packed = compressPiece(piece.bytes, this.#codec);
       stored.push({ ...packed, size: piece.bytes.length, chunks: piece.chunks });

@@ -137,8 +137,8 @@ export function newChunks(body: Buffer, base: BaseMatch | undefined): Chunk[] {
 }
 
 /**
- * The new pieces of one call's bodies, filled as they are encoded: a chunk that one body
- * brings twice, or both bodies bring, is written once. Ranges name a new piece as
+ * The new pieces of one body, filled as it is encoded: a chunk that the body brings twice is
+ * written once. Ranges name a new piece as
  * `-(index + 1)` until the pieces have ids (`numberRanges`).
  */
 export class FreshPieces {
@@ -148,7 +148,14 @@ export class FreshPieces {
   /** Chunks stored before (by hex hash), and those this call brings, as placeholders. */
   readonly #known: Map<string, KnownChunk>;
 
-  constructor(known: ReadonlyMap<string, KnownChunk>) {
+  /**
+   * `firstIndex`: new pieces another FreshPieces of the same call numbers before these (each
+   * body has pieces of its own, so reading a request never decompresses its answer).
+   */
+  constructor(
+    known: ReadonlyMap<string, KnownChunk>,
+    private readonly firstIndex = 0,
+  ) {
     this.#known = new Map(known);
   }
 
@@ -222,7 +229,7 @@ export class FreshPieces {
           length: take,
         });
       (this.#parts[index] as Buffer[]).push(body.subarray(remaining, remaining + take));
-      const placeholder = { piece: -(index + 1), offset };
+      const placeholder = { piece: -(this.firstIndex + index + 1), offset };
       first ??= placeholder;
       pushRange(ranges, { ...placeholder, length: take });
       this.#lengths[index] = offset + take;
