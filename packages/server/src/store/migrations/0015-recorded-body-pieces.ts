@@ -59,6 +59,12 @@ export const recordedBodyPiecesMigration: Migration = {
       .addPrimaryKeyConstraint("ai_gateway_body_chunks_primary", ["subject_uid", "hash"])
       .$call((builder) => (sqlite ? builder.modifyEnd(sql`without rowid`) : builder))
       .execute();
+    // The chunks of a piece, deleted with it (`verbatim db prune`).
+    await db.schema
+      .createIndex("ai_gateway_body_chunks_piece")
+      .on("ai_gateway_body_chunks")
+      .columns(["subject_uid", "piece_id"])
+      .execute();
     for (const [name, type] of [
       ["body_storage", "integer"],
       ["request_manifest", bytes],
