@@ -23,6 +23,13 @@ async function inSlices<T, R>(
   return out;
 }
 
+/**
+ * The subject as a condition no index is chosen for. The calls table's only index that starts
+ * with the subject is the chain-tip index: with `subject_uid = ?` beside an id list, SQLite
+ * walks the subject's every call through it instead of looking the ids up.
+ */
+const subjectOfCall = sql<string>`${sql.ref("subject_uid")} || ''`;
+
 export interface ConversationKey {
   readonly id: string;
   readonly subject_uid: string;
@@ -152,7 +159,7 @@ export async function lockCalls(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select("id")
-    .where("subject_uid", "=", subjectUid)
+    .where(subjectOfCall, "=", subjectUid)
     .where("id", "in", ids);
   if (capabilities.dialect === "postgres") query = query.forUpdate();
   return (await query.execute()).map((row) => row.id);
@@ -169,7 +176,8 @@ export async function callsDiffingAgainst(
     db
       .selectFrom("ai_gateway_recorded_calls")
       .selectAll()
-      .where("subject_uid", "=", subjectUid)
+      .where(subjectOfCall, "=", subjectUid)
+      .where("request_base_call_id", "is not", null)
       .where("request_base_call_id", "in", slice)
       .execute(),
   );
@@ -238,7 +246,7 @@ export async function deleteCalls(
     await inSlices(ids, (slice) =>
       db
         .deleteFrom("ai_gateway_recorded_calls")
-        .where("subject_uid", "=", subjectUid)
+        .where(subjectOfCall, "=", subjectUid)
         .where("id", "in", slice)
         .execute(),
     ),
@@ -393,7 +401,7 @@ export async function manifestsOf(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select(["id", "request_manifest", "response_manifest"])
-    .where("subject_uid", "=", subjectUid)
+    .where(subjectOfCall, "=", subjectUid)
     .where("body_storage", "=", 1);
   query =
     "since" in page
