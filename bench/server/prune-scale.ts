@@ -689,6 +689,8 @@ interface PruneRun {
   readonly report: Record<string, unknown> | undefined;
   /** The largest VmRSS and VmHWM sampled every 50 ms, and VmHWM at exit, kB. */
   readonly sampledKb: number;
+  /** The largest anonymous, file-backed and shared parts of the RSS sampled, kB. */
+  readonly sampledPartsKb: { readonly anon: number; readonly file: number; readonly shmem: number };
   readonly hwmAtExitKb: number;
   readonly peakKb: number;
   /** User + system CPU time of the process, ms. */
@@ -703,7 +705,10 @@ interface PruneRun {
   readonly stderr: string;
 }
 
-function statusKb(field: "VmRSS" | "VmHWM", status: string): number {
+function statusKb(
+  field: "VmRSS" | "VmHWM" | "RssAnon" | "RssFile" | "RssShmem",
+  status: string,
+): number {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(status)?.[1] ?? 0);
 }
 
@@ -734,11 +739,15 @@ async function prune(db: string, before: string): Promise<PruneRun> {
     hwm += chunk.toString();
   });
   let sampled = 0;
+  const parts = { anon: 0, file: 0, shmem: 0 };
   const pid = child.pid as number;
   const timer = setInterval(() => {
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       sampled = Math.max(sampled, statusKb("VmRSS", status), statusKb("VmHWM", status));
+      parts.anon = Math.max(parts.anon, statusKb("RssAnon", status));
+      parts.file = Math.max(parts.file, statusKb("RssFile", status));
+      parts.shmem = Math.max(parts.shmem, statusKb("RssShmem", status));
     } catch {
       // Gone between two samples.
     }
@@ -760,6 +769,7 @@ async function prune(db: string, before: string): Promise<PruneRun> {
     wallMs,
     report,
     sampledKb: sampled,
+    sampledPartsKb: parts,
     hwmAtExitKb,
     peakKb: Math.max(sampled, hwmAtExitKb),
     cpuMs: Number(cpuText) / 1000,
@@ -1063,7 +1073,7 @@ function row(result: Result): string {
     `| ${store.name} | ${count(store.calls)} | ${secs(store.seedMs)} | ${run.code} | ${secs(run.wallMs)} (CPU ${secs(run.cpuMs)}) | ` +
     `${count(Number(report["conversations"]))} | ${count(Number(report["recorded_calls"]))} | ` +
     `${count(Number(report["pieces"]))} (${(Number(report["piece_bytes"]) / 1024 / 1024).toFixed(1)} MiB) | ` +
-    `${mib(run.peakKb)} (sampled ${mib(run.sampledKb)}) | ` +
+    `${mib(run.peakKb)} (sampled ${mib(run.sampledKb)}: anonymous ${mib(run.sampledPartsKb.anon)}, file ${mib(run.sampledPartsKb.file)}, shared ${mib(run.sampledPartsKb.shmem)}) | ` +
     `${mib(run.atExitKb.rss)}: heap ${mib(run.atExitKb.heapTotal)} (used ${mib(run.atExitKb.heapUsed)}), external ${mib(run.atExitKb.external)}, rest ${mib(run.atExitKb.rss - run.atExitKb.heapTotal - run.atExitKb.external)} | ` +
     `${mib(floor.peakKb)} (at exit: heap ${mib(floor.atExitKb.heapTotal)}, rest ${mib(floor.atExitKb.rss - floor.atExitKb.heapTotal - floor.atExitKb.external)}) | ` +
     `${pair(listBefore)} | ${pair(listDuring)} | ${pair(bodyBefore)} | ${pair(bodyDuring)} | ` +
@@ -1172,7 +1182,7 @@ process.stdout.write(
     `stores of conversations of ${PER_CONVERSATION} calls, ${SUBJECTS} subjects, one ~430-byte piece a call${CHUNKS > 0 ? ` with ${CHUNKS} row(s) of the chunk index` : ""}, half before the cutoff; ` +
     `server latencies of GET /ai-gateway/conversations?limit=20 (list) and GET /ai-gateway/recorded-calls/:id/request ` +
     `(body), sequential, p50 / p99 ms (load average before: ${loadBefore}, after: ${loadAfter}):\n\n` +
-    "| database | calls | seeding | prune exit | prune wall time (its CPU time) | conversations removed | calls removed | pieces freed | prune peak RSS | its RSS at exit: V8 heap committed (used), external, rest (native: SQLite, malloc, code) | floor (no-op prune) peak RSS | list before | list during | body before | body during | slowest during (ms) | requests during | failed | calls / pieces left |\n" +
+    "| database | calls | seeding | prune exit | prune wall time (its CPU time) | conversations removed | calls removed | pieces freed | prune peak RSS (sampled parts at most) | its RSS at exit: V8 heap committed (used), external, rest (native: SQLite, malloc, code) | floor (no-op prune) peak RSS | list before | list during | body before | body during | slowest during (ms) | requests during | failed | calls / pieces left |\n" +
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
     outcomes.flatMap((outcome) => [row(outcome.small), row(outcome.large)]).join("\n") +
     `\n\nCommand: node bin/run-ts.js bench/server/prune-scale.ts ${process.argv.slice(2).join(" ")}\n`,
