@@ -8,7 +8,7 @@
  * deletes nothing. The server's rolling retention prunes by its clock. SQLite and PostgreSQL.
  */
 import { randomBytes } from "node:crypto";
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { bufferIO, main } from "verbatim-llm/cli";
 import {
@@ -17,6 +17,7 @@ import {
 } from "../../packages/server/src/gateway/recording/calls.js";
 import { RollingRetention } from "../../packages/server/src/gateway/maintenance/rolling-retention.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
+import { manifestsQuery } from "../../packages/server/src/store/repositories/retention.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { recordedCallRows } from "../support/recorded-calls.js";
 
@@ -247,6 +248,57 @@ describeEachDialect("issue 33: retention and deletion", (getDatabase, dialect) =
     expect(await rowCount(getDatabase(), "ai_gateway_conversations", a)).toBe(0);
     await retention.stop();
   });
+
+  it("a prune lets the process it shares go on serving: timers fire between its steps", async () => {
+    // The rolling retention runs inside `verbatim serve`; SQLite's statements never yield, so
+    // without turns given back between transactions the server answers nothing until it ends.
+    const a = uniqueName("serving");
+    const conversations = 40;
+    for (let index = 0; index < conversations; index++) {
+      await session(recorder, a, `serving ${index}`, PNG);
+    }
+    let ticks = 0;
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+      ticks++;
+    }, 1);
+    const started = performance.now();
+    const retention = new RollingRetention(getDatabase(), {
+      days: 1,
+      now: () => Date.now() + 2 * 24 * 60 * 60 * 1000,
+    });
+    const report = await retention.runOnce();
+    const took = performance.now() - started;
+    clearInterval(timer);
+    await retention.stop();
+    expect(report.conversations).toBeGreaterThanOrEqual(conversations);
+    expect(await rowCount(getDatabase(), "ai_gateway_conversations", a)).toBe(0);
+    // One turn at least per conversation deleted, whatever the machine's speed.
+    expect(ticks, `${ticks} timer turns in ${took.toFixed(0)} ms`).toBeGreaterThanOrEqual(
+      conversations / 2,
+    );
+    expect(longestGap).toBeLessThan(Math.max(took / 4, 20));
+  });
+
+  it.runIf(dialect === "sqlite")(
+    "a sweep reads one subject's manifests through that subject's index, not every subject's calls",
+    async () => {
+      const compiled = manifestsQuery(getDatabase().db, "someone", {
+        after: "",
+        limit: 1000,
+      }).compile();
+      const plan = await getDatabase().db.executeQuery<{ detail: string }>(
+        CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
+      );
+      expect(plan.rows.map((row) => row.detail).join("\n")).toMatch(
+        /USING INDEX ai_gateway_recorded_calls_subject \(subject_uid=\? AND id>\?\)/,
+      );
+    },
+  );
 
   it("bad input is refused with what, where and what to do", async () => {
     const io = bufferIO();

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Kysely } from "kysely";
 import type { StoreDatabase } from "../../store/database.js";
 import {
@@ -26,7 +27,7 @@ import {
   type DeletedRows,
 } from "../../store/repositories/retention.js";
 import type { StoreSchema } from "../../store/schema.js";
-import { inTransaction } from "../../store/transaction.js";
+import { inTransaction, type TransactionOptions } from "../../store/transaction.js";
 import { BodyReader } from "../recording/bodies/body-reader.js";
 import { decodeManifest, encodeManifest } from "../recording/bodies/manifest.js";
 import { lengthOf } from "../recording/bodies/ranges.js";
@@ -44,6 +45,9 @@ import { lengthOf } from "../recording/bodies/ranges.js";
  *   locks what it deletes, so a recorder writing at the same time waits, then writes around it.
  * - Every statement names the subject: another subject's rows, even the same bytes, are never
  *   touched.
+ * - It shares the process with a serving server (the rolling retention): between transactions
+ *   it yields to the event loop, since SQLite's statements never do, and its commits do not
+ *   wait for the disk (a step lost to a power cut is found again by the next run).
  */
 export interface RetentionReport {
   readonly dry_run: boolean;
@@ -75,6 +79,8 @@ export interface PruneOptions {
 /** Manifests read per page, and piece ids weighed per pass: what a sweep holds in memory. */
 const PAGE = 1000;
 const PIECE_WINDOW = 200_000;
+/** Every step's commit: atomic, not waited for on disk (a re-run redoes a lost step). */
+const LAZY: TransactionOptions = { waitForDisk: false };
 /** A recorder's call kept up to this long before its commit is still seen by a sweep. */
 const RECORDER_MARGIN_MS = 10 * 60 * 1000;
 
@@ -139,11 +145,15 @@ async function deleteConversation(
   database: StoreDatabase,
   key: ConversationKey,
 ): Promise<DeletedRows> {
-  return inTransaction(database, async (db) => {
-    const callIds = await lockCallsOfConversation(db, database.capabilities, key);
-    await flattenDependents(db, key.subject_uid, callIds);
-    return deleteConversationRows(db, key, callIds);
-  });
+  return inTransaction(
+    database,
+    async (db) => {
+      const callIds = await lockCallsOfConversation(db, database.capabilities, key);
+      await flattenDependents(db, key.subject_uid, callIds);
+      return deleteConversationRows(db, key, callIds);
+    },
+    LAZY,
+  );
 }
 
 /** Deletes calls by id (unplaced ones), their dependents flattened first. */
@@ -152,11 +162,15 @@ async function deleteLooseCalls(
   subjectUid: string,
   ids: readonly string[],
 ): Promise<number> {
-  return inTransaction(database, async (db) => {
-    const locked = await lockCalls(db, database.capabilities, subjectUid, ids);
-    await flattenDependents(db, subjectUid, locked);
-    return deleteCalls(db, subjectUid, locked);
-  });
+  return inTransaction(
+    database,
+    async (db) => {
+      const locked = await lockCalls(db, database.capabilities, subjectUid, ids);
+      await flattenDependents(db, subjectUid, locked);
+      return deleteCalls(db, subjectUid, locked);
+    },
+    LAZY,
+  );
 }
 
 /**
@@ -184,19 +198,25 @@ async function sweepPieces(
       if (rows.length === 0) break;
       page = rows[rows.length - 1]?.id ?? page;
       for (const row of rows) for (const piece of piecesNamed(row)) unused.delete(piece);
+      await yieldToEventLoop();
     }
     const ids = [...unused];
     for (let start = 0; start < ids.length; start += PAGE) {
       const slice = new Set(ids.slice(start, start + PAGE));
-      const freed = await inTransaction(database, async (db) => {
-        await lockPieces(db, database.capabilities, subjectUid, [...slice]);
-        for (const row of await manifestsOf(db, subjectUid, { since })) {
-          for (const piece of piecesNamed(row)) slice.delete(piece);
-        }
-        return deletePieces(db, subjectUid, [...slice]);
-      });
+      const freed = await inTransaction(
+        database,
+        async (db) => {
+          await lockPieces(db, database.capabilities, subjectUid, [...slice]);
+          for (const row of await manifestsOf(db, subjectUid, { since })) {
+            for (const piece of piecesNamed(row)) slice.delete(piece);
+          }
+          return deletePieces(db, subjectUid, [...slice]);
+        },
+        LAZY,
+      );
       tally.pieces += freed.pieces;
       tally.piece_bytes += freed.bytes;
+      await yieldToEventLoop();
     }
   }
 }
@@ -220,14 +240,19 @@ async function sweepImages(
     after = rows[rows.length - 1]?.id ?? after;
     for (const row of rows) weigh(row.content);
     if (unused.size === 0) return;
+    await yieldToEventLoop();
   }
-  tally.images += await inTransaction(database, async (db) => {
-    // Messages written since the pages were read (ids count up with time).
-    for (const row of await messageContentsOf(db, subjectUid, after, Number.MAX_SAFE_INTEGER)) {
-      weigh(row.content);
-    }
-    return deleteImages(db, subjectUid, [...unused]);
-  });
+  tally.images += await inTransaction(
+    database,
+    async (db) => {
+      // Messages written since the pages were read (ids count up with time).
+      for (const row of await messageContentsOf(db, subjectUid, after, Number.MAX_SAFE_INTEGER)) {
+        weigh(row.content);
+      }
+      return deleteImages(db, subjectUid, [...unused]);
+    },
+    LAZY,
+  );
 }
 
 /**
@@ -252,6 +277,7 @@ async function removeConversations(
           : await deleteConversation(database, key),
       );
       onEach(key);
+      await yieldToEventLoop();
     }
   }
 }
@@ -295,6 +321,7 @@ export async function pruneStore(
     for (const [subjectUid, ids] of bySubject) {
       subjects.add(subjectUid);
       tally.recorded_calls += await deleteLooseCalls(database, subjectUid, ids);
+      await yieldToEventLoop();
     }
   }
   await deleteIdempotencyKeysBefore(database.db, filter);

@@ -13,6 +13,7 @@ import { recordedHistoryBackfillMigration } from "./0012-recorded-history-backfi
 import { searchIndexDeferralMigration } from "./0013-search-index-deferral.js";
 import { searchIndexHashSizeMigration } from "./0014-search-index-hash-size.js";
 import { recordedBodyPiecesMigration } from "./0015-recorded-body-pieces.js";
+import { recordedCallsBySubjectMigration } from "./0016-recorded-calls-by-subject.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -35,4 +36,5 @@ export const storeMigrations: readonly Migration[] = [
   searchIndexDeferralMigration,
   searchIndexHashSizeMigration,
   recordedBodyPiecesMigration,
+  recordedCallsBySubjectMigration,
 ];

@@ -24,9 +24,9 @@ async function inSlices<T, R>(
 }
 
 /**
- * The subject as a condition no index is chosen for. The calls table's only index that starts
- * with the subject is the chain-tip index: with `subject_uid = ?` beside an id list, SQLite
- * walks the subject's every call through it instead of looking the ids up.
+ * The subject as a condition no index is chosen for, where another index finds fewer rows (the
+ * calls diffing against given calls, the calls of the last minutes): beside `subject_uid = ?`,
+ * SQLite would walk all the subject's calls through the subject's index instead.
  */
 const subjectOfCall = sql<string>`${sql.ref("subject_uid")} || ''`;
 
@@ -159,7 +159,7 @@ export async function lockCalls(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select("id")
-    .where(subjectOfCall, "=", subjectUid)
+    .where("subject_uid", "=", subjectUid)
     .where("id", "in", ids);
   if (capabilities.dialect === "postgres") query = query.forUpdate();
   return (await query.execute()).map((row) => row.id);
@@ -246,7 +246,7 @@ export async function deleteCalls(
     await inSlices(ids, (slice) =>
       db
         .deleteFrom("ai_gateway_recorded_calls")
-        .where(subjectOfCall, "=", subjectUid)
+        .where("subject_uid", "=", subjectUid)
         .where("id", "in", slice)
         .execute(),
     ),
@@ -393,21 +393,30 @@ export async function piecesBefore(
 }
 
 /** The manifests of a subject's calls after `after` in id order (a page), or kept since a time. */
+export function manifestsQuery(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  page: { readonly after: string; readonly limit: number } | { readonly since: string },
+) {
+  const query = db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select(["id", "request_manifest", "response_manifest"])
+    .where("body_storage", "=", 1);
+  return "since" in page
+    ? query.where(subjectOfCall, "=", subjectUid).where("created_at", ">=", page.since)
+    : query
+        .where("subject_uid", "=", subjectUid)
+        .where("id", ">", page.after)
+        .orderBy("id")
+        .limit(page.limit);
+}
+
 export async function manifestsOf(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   page: { readonly after: string; readonly limit: number } | { readonly since: string },
 ) {
-  let query = db
-    .selectFrom("ai_gateway_recorded_calls")
-    .select(["id", "request_manifest", "response_manifest"])
-    .where(subjectOfCall, "=", subjectUid)
-    .where("body_storage", "=", 1);
-  query =
-    "since" in page
-      ? query.where("created_at", ">=", page.since)
-      : query.where("id", ">", page.after).orderBy("id").limit(page.limit);
-  return query.execute();
+  return manifestsQuery(db, subjectUid, page).execute();
 }
 
 /** Locks pieces for the transaction (PostgreSQL): a recorder referring to them waits. */
