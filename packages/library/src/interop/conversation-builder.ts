@@ -205,6 +205,33 @@ export class ConversationBuilder {
   }
 
   /**
+   * The conversation, each call without a result answered with the source tool's own `output`
+   * for an interrupted call (an error result) and a notice of kind `interruptedToolResult`
+   * saying so (`describe` tells why the call has no result).
+   */
+  finishInterrupted(
+    output: string,
+    describe: (call: ToolCallBlock, atEnd: boolean) => string,
+  ): BuiltConversation {
+    const built = this.finish((call) => ({
+      type: "toolResult",
+      callID: call.id,
+      toolName: call.name,
+      isError: true,
+      content: output,
+    }));
+    for (const { call, atEnd } of built.unanswered) {
+      built.conversation.items.push({
+        id: `interrupted-${call.id}`,
+        type: "notice",
+        kind: "interruptedToolResult",
+        text: describe(call, atEnd),
+      });
+    }
+    return built;
+  }
+
+  /**
    * The conversation. A call without a result gets `interrupted(call)` as its result (the
    * result the source tool itself gives an interrupted call) and its tool item is `cancelled`.
    */
@@ -283,6 +310,10 @@ function addCall<K>(calls: Map<K, ImportedCall>, key: K, call: ImportedCall): vo
 
 function addUsage(a: Usage, b: Usage): Usage {
   const oneHour = (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0);
+  const cost =
+    a.reportedCost === undefined && b.reportedCost === undefined
+      ? undefined
+      : (a.reportedCost ?? 0) + (b.reportedCost ?? 0);
   return {
     input: a.input + b.input,
     output: a.output + b.output,
@@ -290,5 +321,6 @@ function addUsage(a: Usage, b: Usage): Usage {
     cacheWrite: a.cacheWrite + b.cacheWrite,
     webSearchRequests: a.webSearchRequests + b.webSearchRequests,
     ...(oneHour === 0 ? {} : { cacheWrite1h: oneHour }),
+    ...(cost === undefined ? {} : { reportedCost: cost }),
   };
 }

@@ -4,7 +4,13 @@ import type { Message } from "../history/message.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
 
 /** The sources verbatim imports (docs/interop.md). */
-export const CONVERSATION_SOURCES = ["claude-code", "codex"] as const;
+export const CONVERSATION_SOURCES = [
+  "claude-code",
+  "codex",
+  "opencode",
+  "gemini-cli",
+  "cline",
+] as const;
 export type ConversationSource = (typeof CONVERSATION_SOURCES)[number];
 
 /** One conversation read from another tool's files, ready to be saved as a format-1 package. */

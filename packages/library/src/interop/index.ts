@@ -8,8 +8,17 @@ export type {
 export type { FileAccount, LeftOutEntry } from "./report.js";
 export { writeImportedPackage } from "./archive-target.js";
 export type { PackageOutcome, PackageWrite } from "./archive-target.js";
-export { importConversationFile, importIntoPackages } from "./package-import.js";
-export type { ConversationOutcome, ImportProgress, PackageImportReport } from "./package-import.js";
+export {
+  importConversationFile,
+  importIntoPackages,
+  readConversationFile,
+} from "./package-import.js";
+export type {
+  ConversationFileRead,
+  ConversationOutcome,
+  ImportProgress,
+  PackageImportReport,
+} from "./package-import.js";
 export { ROWS_TARGET_SOURCES } from "./trajectories/rows.js";
 export type { TrajectoryFileImport, TrajectorySource } from "./trajectories/rows.js";
 export { importIntoRowsFile, importTrajectoryFile } from "./trajectories/rows-import.js";

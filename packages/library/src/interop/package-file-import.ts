@@ -3,8 +3,13 @@ import { utf8DecodeLenient } from "../core/bytes.js";
 import { VerbatimError, isVerbatimError } from "../core/errors.js";
 import { writeImportedPackage, type PackageOutcome } from "./archive-target.js";
 import { agentFileId, importClaudeCodeFile } from "./claude-code/import.js";
+import { importClineTask } from "./cline/import.js";
 import { importCodexRollout } from "./codex/import.js";
+import { importGeminiCliFile } from "./gemini-cli/import.js";
+import type { ConversationFileRead } from "./conversation-file-read.js";
 import type { ConversationSource, FileImport } from "./imported.js";
+import { importOpenCodeDatabase, isOpenCodeDatabase } from "./opencode/database-import.js";
+import { importOpenCodeFile } from "./opencode/import.js";
 import type { NameLocks } from "./name-locks.js";
 import type { FileAccount, LeftOutEntry } from "./report.js";
 import { readSourceFile } from "./source-files.js";
@@ -15,6 +20,11 @@ const SUBAGENT_META_MAX_BYTES = 1024 * 1024;
 /** How each conversation source reads one of its files (source-names.ts says which files). */
 interface ConversationImporter {
   importFile(file: string, bytes: Uint8Array): Promise<FileImport>;
+  /**
+   * A file the importer opens itself rather than being given its bytes (OpenCode's SQLite
+   * database, read a session at a time): what it read, or why it could not.
+   */
+  readItself?(file: string): Promise<ConversationFileRead> | undefined;
 }
 
 const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
@@ -35,6 +45,16 @@ const importers: Readonly<Record<ConversationSource, ConversationImporter>> = {
   codex: {
     importFile: async (file, bytes) => importCodexRollout(file, bytes),
   },
+  "gemini-cli": {
+    importFile: async (file, bytes) => importGeminiCliFile(file, bytes),
+  },
+  cline: {
+    importFile: async (file, bytes) => importClineTask(file, bytes),
+  },
+  opencode: {
+    importFile: async (file, bytes) => importOpenCodeFile(file, bytes),
+    readItself: (file) => (isOpenCodeDatabase(file) ? importOpenCodeDatabase(file) : undefined),
+  },
 };
 
 /** Reads one source file of a conversation source (a sub-agent's `.meta.json` included). */
@@ -45,6 +65,23 @@ export async function importConversationFile(
 ): Promise<FileImport> {
   return importers[source].importFile(file, bytes);
 }
+
+/**
+ * Reads one source file of a conversation source and converts it: its bytes, or, for a file
+ * the source's importer opens itself (a database), through the importer.
+ */
+export async function readConversationFile(
+  source: ConversationSource,
+  file: string,
+): Promise<ConversationFileRead> {
+  const opened = importers[source].readItself?.(file);
+  if (opened !== undefined) return opened;
+  const read = readSourceFile(file);
+  if (read.bytes === undefined) return { reason: read.reason };
+  return { bytes: read.bytes.length, result: await importers[source].importFile(file, read.bytes) };
+}
+
+export type { ConversationFileRead } from "./conversation-file-read.js";
 
 export interface ConversationOutcome {
   readonly name: string;
@@ -81,12 +118,16 @@ export async function importPackageFile(
   locks: NameLocks,
   folderSyncs: FolderSyncBatch,
 ): Promise<FileOutcome> {
-  const read = readSourceFile(file);
-  if (read.bytes === undefined)
-    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason: read.reason } };
-  const content = read.bytes;
+  let read: ConversationFileRead;
   try {
-    const result = await importers[source].importFile(file, content);
+    read = await readConversationFile(source, file);
+  } catch (error) {
+    throw fileImportError(file, error);
+  }
+  if (read.result === undefined)
+    return { bytes: 0, leftOut: [], conversations: [], unreadable: { file, reason: read.reason } };
+  const { result } = read;
+  try {
     const conversations: ConversationOutcome[] = [];
     for (const imported of result.conversations) {
       const write = await locks.run(imported.name, () =>
@@ -106,7 +147,7 @@ export async function importPackageFile(
       });
     }
     return {
-      bytes: content.length,
+      bytes: read.bytes,
       account: result.account,
       leftOut: result.leftOut,
       conversations,

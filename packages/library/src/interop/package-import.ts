@@ -10,7 +10,8 @@ import { defaultImportJobs } from "./source-names.js";
 
 export type { ImportProgress } from "./progress.js";
 export type { ConversationOutcome } from "./package-file-import.js";
-export { importConversationFile } from "./package-file-import.js";
+export { importConversationFile, readConversationFile } from "./package-file-import.js";
+export type { ConversationFileRead } from "./package-file-import.js";
 
 export interface PackageImportReport {
   readonly source: ConversationSource;

@@ -6,13 +6,14 @@ import { VerbatimError } from "../core/errors.js";
 
 /**
  * The files to import under the paths given: a file is taken as it is; a folder is searched
- * recursively for names `accept` takes (a user's `~/.claude/projects`, `~/.codex/sessions`).
+ * recursively for files `accept` takes by name and full path (a user's `~/.claude/projects`,
+ * `~/.codex/sessions`, `~/.local/share/opencode`).
  * Sorted, so that every run visits files in the same order.
  */
 export async function listSourceFiles(
   cwd: string,
   paths: readonly string[],
-  accept: (name: string) => boolean,
+  accept: (name: string, path: string) => boolean,
 ): Promise<string[]> {
   const found = new Set<string>();
   for (const path of paths) {
@@ -38,14 +39,14 @@ export async function listSourceFiles(
 
 async function walk(
   folder: string,
-  accept: (name: string) => boolean,
+  accept: (name: string, path: string) => boolean,
   found: Set<string>,
 ): Promise<void> {
   const entries = await readdir(folder, { withFileTypes: true });
   for (const entry of entries) {
     const full = join(folder, entry.name);
     if (entry.isDirectory()) await walk(full, accept, found);
-    else if (entry.isFile() && accept(entry.name)) found.add(full);
+    else if (entry.isFile() && accept(entry.name, full)) found.add(full);
   }
 }
 

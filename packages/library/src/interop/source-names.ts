@@ -1,14 +1,22 @@
 import { availableParallelism } from "node:os";
 import type { ConversationSource } from "./imported.js";
 import type { TrajectorySource } from "./trajectories/rows.js";
+import { acceptsOpenCodeFile } from "./opencode/file-kinds.js";
+import { isGeminiCliFile } from "./gemini-cli/file-names.js";
+import { isClineTaskFile } from "./cline/file-names.js";
 
 // What an import looks for before it reads anything: the file names each source's importer
 // reads, and how many threads it uses. Kept apart from the importers, so that a caller that only
 // lists files (the server's `verbatim import --into <database>`) does not load them.
 
-const CONVERSATION_FILE_NAMES: Readonly<Record<ConversationSource, (name: string) => boolean>> = {
+const CONVERSATION_FILE_NAMES: Readonly<
+  Record<ConversationSource, (name: string, path: string) => boolean>
+> = {
   "claude-code": (name) => name.endsWith(".jsonl"),
   codex: (name) => name.endsWith(".jsonl"),
+  opencode: acceptsOpenCodeFile,
+  "gemini-cli": isGeminiCliFile,
+  cline: isClineTaskFile,
 };
 
 const TRAJECTORY_FILE_NAMES: Readonly<Record<TrajectorySource, (name: string) => boolean>> = {
@@ -18,9 +26,12 @@ const TRAJECTORY_FILE_NAMES: Readonly<Record<TrajectorySource, (name: string) =>
   codex: (name) => name.endsWith(".jsonl"),
 };
 
-/** True when a file's name is one the source's importer reads. */
-export function acceptsFile(source: ConversationSource, name: string): boolean {
-  return CONVERSATION_FILE_NAMES[source](name);
+/**
+ * True when a file found in a folder is one the source's importer reads: by its name, and for
+ * OpenCode's storage folder by where it is (`path`, the file's full path; the name by default).
+ */
+export function acceptsFile(source: ConversationSource, name: string, path = name): boolean {
+  return CONVERSATION_FILE_NAMES[source](name, path);
 }
 
 /** True when a file's name is one the trajectory importer of a source reads. */

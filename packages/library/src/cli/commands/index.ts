@@ -111,9 +111,9 @@ export const commandEntries: readonly CommandEntry[] = [
   {
     words: ["import"],
     usage:
-      "claude-code|codex <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--index-now] [--jobs N] [--json]",
+      "claude-code|codex|gemini-cli|cline|opencode <path…> --into <package folder> | sqlite:<file> | postgres://… --subject S | swe-agent|openhands|inspect|codex <path…> --into <rows.jsonl> | sqlite:<file> | postgres://… --subject S [--as chain|job] [--index-now] [--jobs N] [--json]",
     summary:
-      "Import Claude Code or Codex sessions into format-1 packages or gateway chains (one per conversation; --jobs N threads at once, default the machine's cores up to 4), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
+      "Import Claude Code, Codex or Gemini CLI sessions or Cline (Roo Code, Kilo Code) tasks into format-1 packages or gateway chains (one per conversation; --jobs N threads at once, default the machine's cores up to 4), or agent trajectories into stored rows or background-agent jobs; re-runs change nothing.",
     load: async () => (await import("./import.js")).importCommand,
   },
   {

@@ -279,21 +279,11 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
   if (summedUsage !== undefined) builder.usageTotals(summedUsage, undefined);
   if (reportsLead && lastReport !== undefined && !lastReport.repeated)
     builder.placeCall(lastReport.id, lastReport.usage, builder.model);
-  const built = builder.finish((call) => ({
-    type: "toolResult",
-    callID: call.id,
-    toolName: call.name,
-    isError: true,
-    content: CODEX_INTERRUPTED_OUTPUT,
-  }));
-  for (const { call, atEnd } of built.unanswered) {
-    built.conversation.items.push({
-      id: `interrupted-${call.id}`,
-      type: "notice",
-      kind: "interruptedToolResult",
-      text: `The ${call.name} call ${call.id} has no output in the rollout (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the output Codex gives an interrupted call, "${CODEX_INTERRUPTED_OUTPUT}", marked here as added.`,
-    });
-  }
+  const built = builder.finishInterrupted(
+    CODEX_INTERRUPTED_OUTPUT,
+    (call, atEnd) =>
+      `The ${call.name} call ${call.id} has no output in the rollout (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the output Codex gives an interrupted call, "${CODEX_INTERRUPTED_OUTPUT}", marked here as added.`,
+  );
   const account = ledger.accounts()[0] ?? { file, lines: 0, imported: 0, leftOut: 0 };
   const hasContent = account.imported > 0;
   return {

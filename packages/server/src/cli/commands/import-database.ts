@@ -53,7 +53,7 @@ function importMode(command: Command, source: string, as: string | undefined): "
 export const importDatabase: Command = {
   words: ["import"],
   usage:
-    "claude-code|codex|swe-agent|openhands|inspect <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--as chain|job] [--index-now] [--jobs N] [--json]",
+    "claude-code|codex|opencode|swe-agent|openhands|inspect <path…> --into sqlite:<file> | postgres://… --subject <subject_uid> [--as chain|job] [--index-now] [--jobs N] [--json]",
   summary:
     "Import Claude Code or Codex sessions into the gateway store (one chain per conversation), or agent trajectories as background-agent jobs.",
   async run(args, io) {
@@ -86,10 +86,10 @@ export const importDatabase: Command = {
     const jobs = values.jobs === undefined ? defaultImportJobs() : parseJobs(this, values.jobs);
     if (values.jobs !== undefined && (mode === "job" || location.dialect !== "sqlite"))
       throw usageError(this, JOBS_TARGET);
-    const files = await listSourceFiles(io.cwd, paths, (name) =>
+    const files = await listSourceFiles(io.cwd, paths, (name, path) =>
       mode === "job"
         ? acceptsTrajectoryFile(source as TrajectorySource, name)
-        : acceptsFile(source as ConversationSource, name),
+        : acceptsFile(source as ConversationSource, name, path),
     );
     const json = values.json === true;
     const bar = importProgressBar(io, json);

@@ -3,14 +3,14 @@ import { basename } from "node:path";
 import { VerbatimError } from "verbatim-llm/core";
 import type { Message } from "verbatim-llm/history";
 import {
-  importConversationFile,
+  readConversationFile,
   type ConversationSource,
   type FileAccount,
   type ImportProgress,
   type ImportedConversation,
   type LeftOutEntry,
 } from "verbatim-llm/interop";
-import { progressCounter, readSourceFile } from "verbatim-llm/internal";
+import { progressCounter } from "verbatim-llm/internal";
 import type { GatewayMessageStore } from "../conversations/message-store.js";
 import type { StoreDatabase } from "../../store/database.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./chain-links.js";
@@ -203,8 +203,8 @@ async function importFiles(
   links: SubagentLinks,
 ): Promise<void> {
   for (const file of sessionsBeforeSubagents(files)) {
-    const read = readSourceFile(file);
-    if (read.bytes === undefined) {
+    const read = await readConversationFile(source, file);
+    if (read.result === undefined) {
       (report.unreadableFiles as { file: string; reason: string }[]).push({
         file,
         reason: read.reason,
@@ -212,8 +212,7 @@ async function importFiles(
       fileDone(0, 0);
       continue;
     }
-    const bytes = read.bytes;
-    const result = await importConversationFile(source, file, bytes);
+    const { bytes, result } = read;
     (report.files as FileAccount[]).push(result.account);
     (report.leftOut as LeftOutEntry[]).push(...result.leftOut);
     for (const imported of result.conversations) {
@@ -235,7 +234,7 @@ async function importFiles(
       (report.conversations as ChainImport[]).push(outcome);
     }
     fileDone(
-      bytes.length,
+      bytes,
       result.conversations.reduce((sum, imported) => sum + imported.conversation.history.length, 0),
     );
   }
