@@ -15,7 +15,10 @@ import {
   RecordedCalls,
   type CallToRecord,
 } from "../../packages/server/src/gateway/recording/calls.js";
+import { BodyReader } from "../../packages/server/src/gateway/recording/bodies/body-reader.js";
 import type { Compression } from "../../packages/server/src/gateway/recording/bodies/compression.js";
+import { BodyReadCache } from "../../packages/server/src/gateway/recording/bodies/read-cache.js";
+import { findRecordedCall } from "../../packages/server/src/store/repositories/recorded-calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { propertyRuns } from "../support/property-runs.js";
@@ -304,6 +307,76 @@ describeEachDialect(
       const [row] = await recordedCallRows(getDatabase(), subject);
       expect(row?.request_base_call_id).toBeNull();
       expect(row?.request.equals(next)).toBe(true);
+    });
+
+    /** A stored call's request read through `cache`, as the console reads it. */
+    const readRequest = async (id: string, cache: BodyReadCache) => {
+      const row = await findRecordedCall(getDatabase().db, id);
+      if (row === undefined) throw new Error(`no call ${id}`);
+      return new BodyReader(getDatabase().db, cache).request(row);
+    };
+
+    it("issue 33: a request read again, or the next one of its session, takes the pieces it shares from the read cache", async () => {
+      const subject = uniqueName("read_cache");
+      const bodies = [Buffer.from(randomText(11, 30_000))];
+      for (const turn of [" the second turn", " the third turn"]) {
+        bodies.push(Buffer.concat([bodies.at(-1) as Buffer, Buffer.from(turn)]));
+      }
+      const ids: string[] = [];
+      for (const body of bodies) {
+        const kept = await recorder.keep(call(subject, body, Buffer.from("answer"), false));
+        await kept.placed;
+        ids.push(kept.callId);
+      }
+      const cache = new BodyReadCache();
+      expect((await readRequest(ids[1] as string, cache)).equals(bodies[1] as Buffer)).toBe(true);
+      expect(cache.size.calls).toBe(1);
+      // Every piece but the ones the third call brought is gone from the store: read from the
+      // cache, the second call's request is whole, and the third needs only its own piece.
+      const third = await findRecordedCall(getDatabase().db, ids[2] as string);
+      await getDatabase()
+        .db.deleteFrom("ai_gateway_body_pieces")
+        .where("subject_uid", "=", subject)
+        .where("created_at", "!=", third?.created_at ?? "")
+        .execute();
+      expect((await readRequest(ids[1] as string, cache)).equals(bodies[1] as Buffer)).toBe(true);
+      expect((await readRequest(ids[2] as string, cache)).equals(bodies[2] as Buffer)).toBe(true);
+      // Without the cache the pieces are missed.
+      await expect(readRequest(ids[2] as string, new BodyReadCache())).rejects.toThrow(/gone/);
+    });
+
+    it("issue 33: the read cache never gives a freed piece's bytes for a new piece that took its id", async () => {
+      const subject = uniqueName("read_cache_reused");
+      const first = Buffer.from(randomText(12, 20_000));
+      const kept = await recorder.keep(call(subject, first, Buffer.from("1"), false));
+      await kept.placed;
+      const cache = new BodyReadCache();
+      expect((await readRequest(kept.callId, cache)).equals(first)).toBe(true);
+      const pieceIds = async () =>
+        (
+          await getDatabase()
+            .db.selectFrom("ai_gateway_body_pieces")
+            .select("id")
+            .where("subject_uid", "=", subject)
+            .execute()
+        ).map((row) => Number(row.id));
+      const freed = await pieceIds();
+      // As `verbatim db delete-subject` in another process would: the call and its pieces go.
+      await getDatabase()
+        .db.deleteFrom("ai_gateway_recorded_calls")
+        .where("id", "=", kept.callId)
+        .execute();
+      for (const table of ["ai_gateway_body_chunks", "ai_gateway_body_pieces"] as const) {
+        await getDatabase().db.deleteFrom(table).where("subject_uid", "=", subject).execute();
+      }
+      const second = Buffer.from(randomText(13, 20_000));
+      const next = await recorder.keep(call(subject, second, Buffer.from("2"), false));
+      await next.placed;
+      // SQLite numbers a piece after the largest: the new piece has the freed one's id.
+      if (getDatabase().capabilities.dialect === "sqlite") {
+        expect(await pieceIds()).toEqual(freed);
+      }
+      expect((await readRequest(next.callId, cache)).equals(second)).toBe(true);
     });
   },
 );

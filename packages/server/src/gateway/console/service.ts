@@ -26,6 +26,7 @@ import {
   type RecordedBody,
   type RecordedCallFacts,
 } from "../recording/call-bytes.js";
+import { BodyReadCache } from "../recording/bodies/read-cache.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { readConsoleImage, type ConsoleImage, type ImageRequest } from "./images.js";
 import { changeMarkOf } from "./job-page.js";
@@ -128,6 +129,8 @@ export class ConsoleService {
   readonly #database: StoreDatabase;
   readonly #store: GatewayMessageStore;
   readonly #images: GatewayImageStore;
+  /** The recorded requests read lately: reading one again, or the next of its session, is quick. */
+  readonly #recordedReads = new BodyReadCache();
   /** Where the message and job pages are built (the worker thread's host and counters). */
   readonly pages: ConsolePages;
 
@@ -270,7 +273,7 @@ export class ConsoleService {
   async recordedCallBody(id: string, which: "request" | "response"): Promise<RecordedBody> {
     const row = await readRecordedCall(this.#database, id);
     return which === "request"
-      ? recordedRequest(this.#database, row)
+      ? recordedRequest(this.#database, row, this.#recordedReads)
       : recordedResponse(this.#database, row);
   }
 

@@ -2,6 +2,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/database.js";
 import { findRecordedCall, type RecordedCallRow } from "../../store/repositories/recorded-calls.js";
 import { BodyReader } from "./bodies/body-reader.js";
+import type { BodyReadCache } from "./bodies/read-cache.js";
 
 /** What `GET /ai-gateway/recorded-calls/:id` answers: a recorded call's facts, not its bodies. */
 export interface RecordedCallFacts {
@@ -139,13 +140,17 @@ export function recordedCallFacts(row: RecordedCallRow): RecordedCallFacts {
   };
 }
 
-/** The request body as the client sent it, with its content type. */
+/**
+ * The request body as the client sent it, with its content type; `cache`: the requests its
+ * caller read lately (read-cache.ts).
+ */
 export async function recordedRequest(
   database: StoreDatabase,
   row: RecordedCallRow,
+  cache?: BodyReadCache,
 ): Promise<RecordedBody> {
   return {
-    bytes: await new BodyReader(database.db).request(row),
+    bytes: await new BodyReader(database.db, cache).request(row),
     contentType: headerOf(headersOf(row.request_headers), "content-type") ?? "application/json",
   };
 }

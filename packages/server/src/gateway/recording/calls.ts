@@ -22,6 +22,7 @@ import { placeInSlices } from "./placing.js";
 import { PrefixHashCache } from "./prefix-cache.js";
 import { SubjectQueues } from "./queue.js";
 import { QuietGate } from "./quiet.js";
+import { RecentRequests } from "./recent-requests.js";
 import { decodeBody, type WireFormat } from "./usage.js";
 
 export type { RecordedCallResult } from "./placement.js";
@@ -119,6 +120,8 @@ export class RecordedCalls {
   readonly bodies: BodyStore;
   /** The prefix hashes of each session's last call, reused by its next (recorded-prefix-cache). */
   readonly prefixes = new PrefixHashCache();
+  /** The last requests of each subject as parsed, for its next ones' parse (recent-requests.ts). */
+  readonly requests = new RecentRequests();
   readonly #placement: PlacementOptions;
   readonly #queues = new SubjectQueues();
   readonly #quiet: QuietGate;

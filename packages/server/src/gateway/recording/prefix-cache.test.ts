@@ -66,4 +66,30 @@ describe("the prefix hashes of recorded calls, reusing the session's last call",
       { numRuns: 300 },
     );
   });
+
+  it("issue 33: a message given again as the same value is not serialised again", () => {
+    let reads = 0;
+    /** A message whose content counts the times it is read. */
+    const counted = (text: string) => {
+      const message: Record<string, unknown> = { role: "user" };
+      Object.defineProperty(message, "content", {
+        enumerable: true,
+        get: () => {
+          reads++;
+          return [{ type: "text", text }];
+        },
+      });
+      return message;
+    };
+    const history = [counted("one"), counted("two"), counted("three")];
+    const cache = new PrefixHashCache();
+    const first = cache.prefixHashes("anthropic-messages", history);
+    expect(first).toEqual(prefixHashes("anthropic-messages", history));
+    const next = [...history, { role: "assistant", content: "four" }];
+    reads = 0;
+    const hashes = cache.prefixHashes("anthropic-messages", next);
+    // The first message once (the session's name); the others not at all.
+    expect(reads).toBe(1);
+    expect(hashes).toEqual(prefixHashes("anthropic-messages", next));
+  });
 });

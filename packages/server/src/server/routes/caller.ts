@@ -70,7 +70,7 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
     recorder,
   }));
   void app.register(async (scope) => {
-    keepRawJsonBodies(scope);
+    keepRawJsonBodies(scope, recorder.requests);
     for (const serving of passThroughRoutes) registerPassThroughRoute(scope, serving);
   });
 }

@@ -11,6 +11,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { ProviderId } from "verbatim-llm/providers";
 import type { Sanitizer } from "verbatim-llm/trajectory";
 import type { RecordedCalls } from "../../gateway/recording/calls.js";
+import type { RecentRequests } from "../../gateway/recording/recent-requests.js";
 import type { WireFormat } from "../../gateway/recording/usage.js";
 import { modelRoute } from "../../gateway/upstream/config.js";
 import { parseJsonBodyText } from "../json-body.js";
@@ -47,16 +48,42 @@ const DEFAULT_BASE_URLS: Partial<Record<ProviderId, string>> = {
   openrouter: "https://openrouter.ai/api/v1",
 };
 
-/** Parses JSON bodies of the routes registered in `scope` and keeps their bytes. */
-export function keepRawJsonBodies(scope: FastifyInstance): void {
+/**
+ * Parses JSON bodies of the routes registered in `scope` and keeps their bytes. With `requests`
+ * (the recorder's), a request that continues one of its subject's recent ones is parsed from
+ * where the two part (gateway/recording/recent-requests.ts); any other is parsed whole.
+ */
+export function keepRawJsonBodies(scope: FastifyInstance, requests?: RecentRequests): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
+  scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+    const subjectUid = request.subjectUid;
+    const continued = requests?.continued(subjectUid, bytes);
+    if (continued !== undefined) {
+      done(null, rawJsonBody(bytes, continued));
+      return;
+    }
     parseJsonBodyText(bytes).then(
-      ({ text, value }) => done(null, { bytes, text, value } satisfies RawJsonBody),
+      ({ text, value }) => {
+        requests?.remember(subjectUid, bytes, value);
+        done(null, { bytes, text, value } satisfies RawJsonBody);
+      },
       (error: unknown) => done(error as Error, undefined),
     );
   });
+}
+
+/** A body whose value is known (its bytes UTF-8): its text is decoded when asked for. */
+function rawJsonBody(bytes: Buffer, value: unknown): RawJsonBody {
+  let text: string | undefined;
+  return {
+    bytes,
+    value,
+    get text() {
+      text ??= bytes.toString("utf8");
+      return text;
+    },
+  };
 }
 
 export function headerText(headers: IncomingHttpHeaders): Record<string, string> {

@@ -6,6 +6,7 @@ import { bodyGone, MAX_DIFF_DEPTH } from "./body-store.js";
 import { decompressPieces } from "./compression.js";
 import { applyDiff, decodeManifest, type Manifest } from "./manifest.js";
 import { piecesOf, type PieceRange } from "./ranges.js";
+import type { BodyReadCache } from "./read-cache.js";
 
 /** What of a recorded call a body read needs. */
 export type StoredBodies = Pick<
@@ -22,18 +23,28 @@ export type StoredBodies = Pick<
 /**
  * Rebuilds recorded bodies byte for byte (docs/server/recorded-calls.md, "How recorded bytes
  * are stored"). One reader keeps the pieces and flat manifests it read, so reading a session's
- * calls one after the other (a cache report) reads each piece once.
+ * calls one after the other (a cache report) reads each piece once; given its owner's
+ * `BodyReadCache`, requests read by earlier readers too (read-cache.ts says when that is safe).
  */
 export class BodyReader {
   readonly #pieces = new Map<number, Buffer>();
   readonly #flat = new Map<string, PieceRange[]>();
 
   /** `db`: the store, or the transaction the reads belong to. */
-  constructor(private readonly db: Kysely<StoreSchema>) {}
+  constructor(
+    private readonly db: Kysely<StoreSchema>,
+    private readonly cache?: BodyReadCache,
+  ) {}
 
   async request(row: StoredBodies): Promise<Buffer> {
     if (row.body_storage === 0) return Buffer.from(row.request_body, "utf8");
-    return this.#assemble(row, await this.requestRanges(row));
+    // The row was read: the call is stored, so the pieces its ranges name are the ones it had.
+    const cached = this.cache?.get(row.id);
+    if (cached !== undefined) this.#vouched(row.id, cached.ranges, cached.pieces);
+    const ranges = await this.requestRanges(row);
+    const body = await this.#assemble(row, ranges);
+    if (cached === undefined) this.cache?.add(row.id, ranges, this.#pieces);
+    return body;
   }
 
   async response(row: StoredBodies): Promise<Buffer> {
@@ -53,6 +64,9 @@ export class BodyReader {
     const manifests: { id: string; manifest: Manifest }[] = [];
     let ranges: PieceRange[] | undefined;
     for (const link of chain) {
+      // A call of the chain just read is stored: what the cache has of it may be used.
+      const cached = this.cache?.get(link.id);
+      if (cached !== undefined) this.#vouched(link.id, cached.ranges, cached.pieces);
       const known = this.#flat.get(link.id);
       if (known !== undefined) {
         ranges = known;
@@ -80,6 +94,16 @@ export class BodyReader {
       this.#flat.set(id, ranges);
     }
     return ranges;
+  }
+
+  /** Takes a stored call's request, as the cache has it, into this reader's pieces and ranges. */
+  #vouched(
+    callId: string,
+    ranges: readonly PieceRange[],
+    pieces: ReadonlyMap<number, Buffer>,
+  ): void {
+    if (!this.#flat.has(callId)) this.#flat.set(callId, [...ranges]);
+    for (const [id, bytes] of pieces) if (!this.#pieces.has(id)) this.#pieces.set(id, bytes);
   }
 
   async #assemble(row: StoredBodies, ranges: readonly PieceRange[]): Promise<Buffer> {

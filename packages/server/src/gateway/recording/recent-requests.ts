@@ -1,0 +1,183 @@
+import { isUtf8 } from "node:buffer";
+import { safeParseStrictJson } from "verbatim-llm/core";
+import { elementEnds, membersBefore, skipWhitespace } from "./json-members.js";
+
+/** A request parsed before: what of it the session's next request can take over. */
+interface ParsedRequest {
+  readonly bytes: Buffer;
+  /** The members of its object before `messages`, in order (their values as parsed). */
+  readonly head: readonly (readonly [string, unknown])[];
+  readonly messages: readonly unknown[];
+  /** The byte offset just past each message of `messages`. */
+  readonly ends: readonly number[];
+}
+
+const COMMA = 0x2c;
+const CLOSE_ARRAY = 0x5d;
+/** Bytes compared at a time looking for where two requests part. */
+const BLOCK = 4096;
+
+/**
+ * The last few request bodies of each subject the pass-through routes parsed, with their values,
+ * so that a session's next request, which repeats its previous one and adds a turn, is parsed
+ * from where the two part (docs/server/performance.md, "Recording storage"). What it gives is
+ * the value the strict parser gives for the whole body (its messages before the new ones are
+ * the previous request's values, shared, never changed by anyone reading them): a body whose
+ * tail does not read as JSON, or that is not one object with a `messages` array, is parsed
+ * whole by the caller, which gets the strict parser's own error. Bounded in bodies per subject
+ * and in bytes overall (least recently used subject out first).
+ */
+export class RecentRequests {
+  readonly #bySubject = new Map<string, ParsedRequest[]>();
+  #bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number = 32 * 1024 * 1024,
+    private readonly perSubject: number = 4,
+    /** Smaller bodies are parsed whole: there is little to save. */
+    readonly minBytes: number = 16 * 1024,
+  ) {}
+
+  /** What it holds now (bodies and their bytes). */
+  get size(): { readonly bodies: number; readonly bytes: number } {
+    let bodies = 0;
+    for (const entries of this.#bySubject.values()) bodies += entries.length;
+    return { bodies, bytes: this.#bytes };
+  }
+
+  /**
+   * The body's value when it continues one of the subject's recent requests (the same bytes up
+   * to the end of one of its messages at least), read from there on only; undefined when it
+   * does not, or when its tail is not JSON as expected (the caller parses it whole and calls
+   * `remember`).
+   */
+  continued(subjectUid: string, bytes: Buffer): Record<string, unknown> | undefined {
+    if (bytes.length < this.minBytes) return undefined;
+    let base: ParsedRequest | undefined;
+    let count = 0;
+    for (const candidate of this.#bySubject.get(subjectUid) ?? []) {
+      const shared = sharedHead(candidate.bytes, bytes);
+      const whole = messagesWithin(candidate.ends, shared);
+      if (whole > count) {
+        base = candidate;
+        count = whole;
+      }
+    }
+    if (base === undefined) return undefined;
+    const read = readTail(base, count, bytes);
+    if (read === undefined) return undefined;
+    this.#add(subjectUid, read.request, base);
+    return read.value;
+  }
+
+  /** Keeps a body the caller parsed whole (`value`, as the strict parser gave it). */
+  remember(subjectUid: string, bytes: Buffer, value: unknown): void {
+    if (bytes.length < this.minBytes || bytes.length > this.maxBytes / 4) return;
+    const object =
+      typeof value === "object" && value !== null && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : undefined;
+    const messages = object?.["messages"];
+    if (object === undefined || !Array.isArray(messages)) return;
+    const before = membersBefore(bytes, "messages");
+    if (before === undefined) return;
+    const ends = elementEnds(bytes, before.valueStart);
+    if (ends.length !== messages.length) return;
+    const head = before.names.map((name) => [name, object[name]] as const);
+    this.#add(subjectUid, { bytes, head, messages, ends }, undefined);
+  }
+
+  /** Forgets a subject's bodies. */
+  forget(subjectUid: string): void {
+    for (const entry of this.#bySubject.get(subjectUid) ?? []) this.#bytes -= entry.bytes.length;
+    this.#bySubject.delete(subjectUid);
+  }
+
+  #add(subjectUid: string, request: ParsedRequest, replaces: ParsedRequest | undefined): void {
+    if (request.bytes.length > this.maxBytes / 4) return;
+    const entries = [...(this.#bySubject.get(subjectUid) ?? [])];
+    this.#bySubject.delete(subjectUid);
+    const at = replaces === undefined ? -1 : entries.indexOf(replaces);
+    if (at >= 0) this.#bytes -= (entries.splice(at, 1)[0] as ParsedRequest).bytes.length;
+    entries.unshift(request);
+    this.#bytes += request.bytes.length;
+    while (entries.length > this.perSubject) {
+      this.#bytes -= (entries.pop() as ParsedRequest).bytes.length;
+    }
+    this.#bySubject.set(subjectUid, entries);
+    for (const [subject] of this.#bySubject) {
+      if (this.#bytes <= this.maxBytes) break;
+      if (subject !== subjectUid) this.forget(subject);
+    }
+  }
+}
+
+/** How many bytes two bodies begin with alike. */
+export function sharedHead(a: Buffer, b: Buffer): number {
+  const length = Math.min(a.length, b.length);
+  let at = 0;
+  while (at + BLOCK <= length && a.subarray(at, at + BLOCK).equals(b.subarray(at, at + BLOCK))) {
+    at += BLOCK;
+  }
+  while (at < length && a[at] === b[at]) at++;
+  return at;
+}
+
+/** How many of the messages end within the first `bytes` bytes. */
+function messagesWithin(ends: readonly number[], bytes: number): number {
+  let low = 0;
+  let high = ends.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((ends[middle] as number) <= bytes) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * The value of `bytes`, which begin as `base` does up to the end of its message `count - 1`:
+ * its first members and messages are the base's, the rest is parsed as the members of an
+ * object whose `messages` array holds the messages after those (so the strict parser checks
+ * every byte after the shared ones, repeated keys included).
+ */
+function readTail(
+  base: ParsedRequest,
+  count: number,
+  bytes: Buffer,
+): { value: Record<string, unknown>; request: ParsedRequest } | undefined {
+  const end = base.ends[count - 1] as number;
+  const next = skipWhitespace(bytes, end);
+  let from: number;
+  if (bytes[next] === COMMA) {
+    // `[a, ]` is not JSON, though `[` and what follows the comma would be.
+    if (bytes[skipWhitespace(bytes, next + 1)] === CLOSE_ARRAY) return undefined;
+    from = next + 1;
+  } else if (bytes[next] === CLOSE_ARRAY) {
+    from = next;
+  } else {
+    return undefined;
+  }
+  const tail = bytes.subarray(from);
+  // The shared bytes are the base's (UTF-8), and they end with an ASCII byte.
+  if (!isUtf8(tail)) return undefined;
+  const parsed = safeParseStrictJson(`{"messages":[${tail.toString("utf8")}`);
+  if (!parsed.ok) return undefined;
+  const rest = parsed.value as Record<string, unknown>;
+  const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const [name, member] of base.head) value[name] = member;
+  const added = rest["messages"] as unknown[];
+  const messages = base.messages.slice(0, count);
+  for (const message of added) messages.push(message);
+  value["messages"] = messages;
+  for (const name of Object.keys(rest)) {
+    if (name === "messages") continue;
+    // A key before `messages` repeated after it: the whole body's parse names the problem.
+    if (Object.hasOwn(value, name)) return undefined;
+    value[name] = rest[name];
+  }
+  const ends = base.ends.slice(0, count);
+  if (added.length > 0) for (const at of elementEnds(bytes, from - 1)) ends.push(at);
+  if (ends.length !== messages.length) return undefined;
+  return { value, request: { bytes, head: base.head, messages, ends } };
+}
