@@ -7,6 +7,7 @@
  * A migration that adds tables (src/store/migrations/) adds their interfaces here and their
  * entries to `StoreSchema`.
  */
+import type { Generated } from "kysely";
 import type {
   BackgroundAgentJobTable,
   BackgroundAgentJobTurnItemTable,
@@ -33,6 +34,10 @@ export interface GatewayConversationTable {
   readonly created_at: string;
   /** JSON text: the caller's bounded string pairs (docs/store.md). */
   readonly metadata: string;
+  /** Messages it holds, every branch (kept by triggers, migration 0017). */
+  readonly message_count: Generated<number>;
+  /** When its newest message was written; null with none (kept by triggers, migration 0017). */
+  readonly last_message_at: Generated<string | null>;
 }
 
 /**

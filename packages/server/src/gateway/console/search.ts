@@ -1,6 +1,6 @@
 import type { StoreDatabase } from "../../store/database.js";
-import { searchConsole } from "../../store/repositories/console-search.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
+import { searchConsole, type SearchKey } from "../../store/repositories/console-search.js";
+import { decodeKeyCursor, encodeKeyCursor } from "./cursor.js";
 
 /** Fields whose values are labels or digests, not text a person wrote (left out of snippets). */
 const NOT_TEXT = new Set(["type", "sha256", "mimeType", "execution_mechanism", "status", "kind"]);
@@ -66,12 +66,13 @@ export async function searchMessagesAndItems(
   search: SearchQuery,
 ): Promise<SearchPage> {
   const { query, limit } = search;
-  const offset = decodeCursor(search.cursor);
+  const key = decodeKeyCursor(search.cursor, 4);
   const rows = await searchConsole(database.db, database.capabilities, {
     query,
     limit: limit + 1,
-    offset,
+    after: key === undefined ? undefined : ([key[0], key[1], key[2], key[3]] as SearchKey),
   });
+  const last = rows[limit - 1];
   return {
     data: rows.slice(0, limit).map((row) => ({
       kind: row.kind,
@@ -84,6 +85,9 @@ export async function searchMessagesAndItems(
       created_at: row.created_at,
       snippet: snippetOf(row.body, query),
     })),
-    next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
+    next_cursor:
+      rows.length > limit && last !== undefined
+        ? encodeKeyCursor([last.created_at, last.parent_id, last.id, last.kind])
+        : null,
   };
 }

@@ -27,7 +27,7 @@ import {
   type RecordedCallFacts,
 } from "../recording/call-bytes.js";
 import { BodyReadCache } from "../recording/bodies/read-cache.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
+import { decodeCursor, decodeKeyCursor, encodeKeyCursor } from "./cursor.js";
 import { readConsoleImage, type ConsoleImage, type ImageRequest } from "./images.js";
 import { changeMarkOf } from "./job-page.js";
 import type { ConsoleView } from "./project-in-slices.js";
@@ -119,6 +119,23 @@ function conversationNotFound(id: string): VerbatimError {
   });
 }
 
+/** A list page's cursor: the key (`created_at`, `id`) of the previous page's last row. */
+function listKey(cursor: string | undefined): readonly [string, string] | undefined {
+  const key = decodeKeyCursor(cursor, 2);
+  return key === undefined ? undefined : [key[0] as string, key[1] as string];
+}
+
+/** The next page's cursor when a row beyond the page was read (`rows` holds `limit` + 1). */
+function nextListCursor(
+  rows: readonly { readonly created_at: string; readonly id: string }[],
+  limit: number,
+): string | null {
+  const last = rows[limit - 1];
+  return rows.length > limit && last !== undefined
+    ? encodeKeyCursor([last.created_at, last.id])
+    : null;
+}
+
 /**
  * The operator console's reads (B14, docs/console.md): conversations and their messages in the
  * three views, jobs and their trajectories, search, cache reports and stored images, across
@@ -145,7 +162,6 @@ export class ConsoleService {
   async listConversations(
     query: ConversationListQuery,
   ): Promise<ConsoleList<ConversationSummaryRow>> {
-    const offset = decodeCursor(query.cursor);
     const { limit, createdAfter, createdBefore } = query;
     const rows = await listConversations(this.#database, {
       subjectUid: query.subjectUid,
@@ -154,12 +170,9 @@ export class ConsoleService {
       createdAfter: createdAfter === undefined ? undefined : instant(createdAfter),
       createdBefore: createdBefore === undefined ? undefined : instant(createdBefore),
       limit: limit + 1,
-      offset,
+      after: listKey(query.cursor),
     });
-    return {
-      data: rows.slice(0, limit),
-      next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
-    };
+    return { data: rows.slice(0, limit), next_cursor: nextListCursor(rows, limit) };
   }
 
   /**
@@ -193,7 +206,6 @@ export class ConsoleService {
   /** Background agent jobs, newest first (optionally of one subject, status or conversation). */
   async listJobs(query: JobListQuery): Promise<ConsoleList<ConsoleJobSummary>> {
     const { limit, subjectPrefix, createdAfter, createdBefore } = query;
-    const offset = decodeCursor(query.cursor);
     const rows = await listJobsForConsole(this.#database.db, {
       subjectUid: query.subjectUid,
       subjectLikePattern: subjectPrefix === undefined ? undefined : startsWith(subjectPrefix),
@@ -202,7 +214,7 @@ export class ConsoleService {
       status: query.status,
       conversationId: query.conversationId,
       limit: limit + 1,
-      offset,
+      after: listKey(query.cursor),
     });
     return {
       data: rows.slice(0, limit).map((row) => ({
@@ -210,7 +222,7 @@ export class ConsoleService {
         attempts: Number(row.attempts),
         retry_budget: Number(row.retry_budget),
       })),
-      next_cursor: rows.length > limit ? encodeCursor(offset + limit) : null,
+      next_cursor: nextListCursor(rows, limit),
     };
   }
 

@@ -45,5 +45,11 @@ export const listQuerySchema = z.object({
     .optional()
     .describe("Only those created before this instant (ISO 8601)."),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100).optional(),
+  cursor: z
+    .string()
+    .max(2048)
+    .optional()
+    .describe(
+      "next_cursor of the previous page: where the next one starts (by key, at any depth).",
+    ),
 });

@@ -21,7 +21,13 @@ const searchQuerySchema = z.object({
       "The text to find: a case-insensitive substring of a message's content or an item (any script, emoji included).",
     ),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100).optional(),
+  cursor: z
+    .string()
+    .max(2048)
+    .optional()
+    .describe(
+      "next_cursor of the previous page: where the next one starts (by key, at any depth).",
+    ),
 });
 
 const searchReplySchema = z.object({

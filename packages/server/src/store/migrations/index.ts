@@ -14,6 +14,7 @@ import { searchIndexDeferralMigration } from "./0013-search-index-deferral.js";
 import { searchIndexHashSizeMigration } from "./0014-search-index-hash-size.js";
 import { recordedBodyPiecesMigration } from "./0015-recorded-body-pieces.js";
 import { recordedCallsBySubjectMigration } from "./0016-recorded-calls-by-subject.js";
+import { consoleListsAndSearchMigration } from "./0017-console-lists-and-search.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -37,4 +38,5 @@ export const storeMigrations: readonly Migration[] = [
   searchIndexHashSizeMigration,
   recordedBodyPiecesMigration,
   recordedCallsBySubjectMigration,
+  consoleListsAndSearchMigration,
 ];

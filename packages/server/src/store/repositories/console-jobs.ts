@@ -12,10 +12,11 @@ export interface ConsoleJobFilter {
   readonly status?: string | undefined;
   readonly conversationId?: string | undefined;
   readonly limit: number;
-  readonly offset: number;
+  /** The key (`created_at`, `id`) of the previous page's last job; none for the first page. */
+  readonly after?: readonly [createdAt: string, id: string] | undefined;
 }
 
-/** Jobs of every subject, newest first, as the console lists them. */
+/** Jobs of every subject, newest first, as the console lists them: a page by key, not offset. */
 export async function listJobsForConsole(db: Kysely<StoreSchema>, filter: ConsoleJobFilter) {
   let query = db
     .selectFrom("background_agent_jobs")
@@ -40,12 +41,11 @@ export async function listJobsForConsole(db: Kysely<StoreSchema>, filter: Consol
   if (filter.status !== undefined) query = query.where("status", "=", filter.status);
   if (filter.conversationId !== undefined)
     query = query.where("conversation_id", "=", filter.conversationId);
-  return query
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(filter.limit)
-    .offset(filter.offset)
-    .execute();
+  if (filter.after !== undefined) {
+    const [createdAt, id] = filter.after;
+    query = query.where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(createdAt, id)));
+  }
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(filter.limit).execute();
 }
 
 /** The subject that owns a job, whoever it is (the console reads every subject's jobs). */

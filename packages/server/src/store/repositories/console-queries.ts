@@ -37,21 +37,21 @@ export function startsWith(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
+/** The sort key of a list's row, newest first: its creation time, then its id. */
+export type ListKey = readonly [createdAt: string, id: string];
+
+/**
+ * Conversations newest first, the page after `after` (a key, not an offset: the page is found
+ * through an index on `created_at, id`, at any depth). Each row's counts are kept on the
+ * conversation (migration 0017), not counted here.
+ */
 export async function listConversations(
   database: StoreDatabase,
-  filter: ListFilter & { readonly limit: number; readonly offset: number },
+  filter: ListFilter & { readonly limit: number; readonly after?: ListKey | undefined },
 ): Promise<ConversationSummaryRow[]> {
   let query = database.db
     .selectFrom("ai_gateway_conversations as c")
-    .leftJoin("ai_gateway_messages as m", "m.conversation_id", "c.id")
-    .select((eb) => [
-      "c.id",
-      "c.subject_uid",
-      "c.created_at",
-      eb.fn.count<number>("m.id").as("message_count"),
-      eb.fn.max("m.created_at").as("last_message_at"),
-    ])
-    .groupBy(["c.id", "c.subject_uid", "c.created_at"]);
+    .select(["c.id", "c.subject_uid", "c.created_at", "c.message_count", "c.last_message_at"]);
   if (filter.subjectUid !== undefined) query = query.where("c.subject_uid", "=", filter.subjectUid);
   if (filter.subjectPrefix !== undefined) {
     query = query.where(
@@ -62,6 +62,12 @@ export async function listConversations(
     query = query.where("c.created_at", ">=", filter.createdAfter);
   if (filter.createdBefore !== undefined)
     query = query.where("c.created_at", "<", filter.createdBefore);
+  if (filter.after !== undefined) {
+    const [createdAt, id] = filter.after;
+    query = query.where((eb) =>
+      eb(eb.refTuple("c.created_at", "c.id"), "<", eb.tuple(createdAt, id)),
+    );
+  }
   if (filter.model !== undefined) {
     const model =
       database.capabilities.dialect === "sqlite"
@@ -76,7 +82,6 @@ export async function listConversations(
     .orderBy("c.created_at", "desc")
     .orderBy("c.id", "desc")
     .limit(filter.limit)
-    .offset(filter.offset)
     .execute();
   return rows.map((row) => ({
     id: row.id,

@@ -3,6 +3,7 @@ import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
 import { SEARCH_CONTAINS_FUNCTION } from "../search-fold.js";
 import { SEARCH_INDEXES } from "../search-indexes.js";
+import { PROBE_ROWS, probeStatement, type SearchKeyRow } from "./console-search-probe.js";
 
 /**
  * The console's full-text search over stored messages and job items (docs/console.md,
@@ -51,16 +52,95 @@ function notIndexedYet(
       and ${sql.raw(SEARCH_CONTAINS_FUNCTION)}(${sql.ref(`${alias}.${search?.column ?? ""}`)}, ${query})`;
 }
 
+/** A match's sort key, newest first: `created_at`, `parent_id`, `id`, `kind`. */
+export type SearchKey = readonly [createdAt: string, parentId: string, id: string, kind: string];
+
+/** The rows with their JSON text: the page's messages and items read by key. */
+async function withBodies(
+  db: Kysely<StoreSchema>,
+  capabilities: DialectCapabilities,
+  rows: readonly SearchKeyRow[],
+): Promise<SearchRow[]> {
+  const text = (column: "content" | "item") =>
+    capabilities.dialect === "sqlite" ? sql.ref(column) : sql`${sql.ref(column)}::text`;
+  const messageIds = rows.filter((row) => row.kind === "message").map((row) => row.id);
+  const itemKeys = rows.filter((row) => row.kind === "item");
+  const bodies = new Map<string, string>();
+  if (messageIds.length > 0) {
+    const found = await db
+      .selectFrom("ai_gateway_messages")
+      .select(["id", text("content").as("body")])
+      .where("id", "in", messageIds)
+      .execute();
+    for (const row of found) bodies.set(`message ${row.id}`, String(row.body));
+  }
+  if (itemKeys.length > 0) {
+    const found = await db
+      .selectFrom("background_agent_job_turn_items")
+      .select(["turn_id", "item_key", text("item").as("body")])
+      .where(
+        "turn_id",
+        "in",
+        itemKeys.map((row) => row.turn_id ?? ""),
+      )
+      .where(
+        "item_key",
+        "in",
+        itemKeys.map((row) => row.id),
+      )
+      .execute();
+    for (const row of found) bodies.set(`item ${row.turn_id} ${row.item_key}`, String(row.body));
+  }
+  return rows.flatMap((row) => {
+    const body = bodies.get(
+      row.kind === "message" ? `message ${row.id}` : `item ${row.turn_id ?? ""} ${row.id}`,
+    );
+    // A row deleted between the two reads is left out of the page.
+    return body === undefined ? [] : [{ ...row, body }];
+  });
+}
+
 export async function searchConsole(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
-  request: { readonly query: string; readonly limit: number; readonly offset: number },
+  request: {
+    readonly query: string;
+    readonly limit: number;
+    /** The previous page's last match; none for the first page. */
+    readonly after?: SearchKey | undefined;
+    /** Newest rows of each table tried before the index (default PROBE_ROWS; 0: none). */
+    readonly probeRows?: number;
+  },
 ): Promise<SearchRow[]> {
-  const { limit, offset } = request;
+  const { limit, after } = request;
+  const probeRows = request.probeRows ?? PROBE_ROWS;
   // The text is searched in the stored JSON, where quotes, backslashes and control characters
   // are escaped: the query is escaped the same way.
   const query = JSON.stringify(request.query).slice(1, -1);
   const like = likePattern(query);
+  const probed = await (probeRows === 0
+    ? undefined
+    : probeStatement(capabilities, {
+        rows: probeRows,
+        matches: (alias, column) => {
+          const text = sql.ref(`${alias}.${column}`);
+          if (capabilities.dialect === "postgres")
+            return sql`${text}::text ilike ${like} escape '\\'`;
+          // The same match as the index's (its fold), or, below three characters, as LIKE's.
+          return [...query].length >= 3
+            ? sql`${sql.raw(SEARCH_CONTAINS_FUNCTION)}(${text}, ${query})`
+            : sql`${text} like ${like} escape '\\'`;
+        },
+        limit,
+        after,
+      }).execute(db));
+  if (probed?.rows[0]?.decided === 1) {
+    return withBodies(
+      db,
+      capabilities,
+      probed.rows.flatMap(({ decided: _decided, ...row }) => (row.id === null ? [] : [row])),
+    );
+  }
   let messages;
   let items;
   if (capabilities.dialect === "sqlite") {
@@ -73,9 +153,9 @@ export async function searchConsole(
       : sql`s.content like ${like} escape '\\'`;
     const matchItems = long ? sql`s.item match ${phrase}` : sql`s.item like ${like} escape '\\'`;
     const messageColumns = sql`'message' as kind, m.id as id, m.conversation_id as parent_id,
-        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at, m.content as body`;
+        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at`;
     const itemColumns = sql`'item' as kind, i.item_key as id, i.job_id as parent_id,
-        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at, i.item as body`;
+        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at`;
     messages = sql`select ${messageColumns}
       from ai_gateway_messages_search s join ai_gateway_messages m on m.rowid = s.rowid
       where ${matchMessages}`;
@@ -95,16 +175,29 @@ export async function searchConsole(
     }
   } else {
     messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
-        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at,
-        m.content::text as body
+        null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at
       from ai_gateway_messages m where m.content::text ilike ${like} escape '\\'`;
     items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
-        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at,
-        i.item::text as body
+        i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at
       from background_agent_job_turn_items i where i.item::text ilike ${like} escape '\\'`;
   }
-  const result = await sql<SearchRow>`select * from (${messages} union all ${items}) hits
-    order by created_at desc, parent_id desc, id desc limit ${limit} offset ${offset}`.execute(db);
+  // The page after the previous one's last match, by key (no OFFSET: a deep page costs what
+  // the first does).
+  const next =
+    after === undefined
+      ? sql``
+      : sql`where (created_at, parent_id, id, kind) < (${after[0]}, ${after[1]}, ${after[2]}, ${after[3]})`;
+  // Matches are sorted by their keys alone; the page's bodies are read after (a common word's
+  // thousands of matches are not carried through the sort with their text).
+  const text = (column: string) =>
+    capabilities.dialect === "sqlite" ? sql.ref(column) : sql`${sql.ref(column)}::text`;
+  const order = sql`order by created_at desc, parent_id desc, id desc, kind desc`;
+  const result = await sql<SearchRow>`select hits.*, case when hits.kind = 'message'
+      then (select ${text("b.content")} from ai_gateway_messages b where b.id = hits.id)
+      else (select ${text("b.item")} from background_agent_job_turn_items b
+        where b.turn_id = hits.turn_id and b.item_key = hits.id) end as body
+    from (select * from (${messages} union all ${items}) matches ${next} ${order} limit ${limit}) hits
+    ${order}`.execute(db);
   return result.rows.map((row) => ({
     ...row,
     body: typeof row.body === "string" ? row.body : JSON.stringify(row.body),

@@ -3,7 +3,11 @@ import type { DialectCapabilities } from "../capabilities.js";
 import { queryTemplate } from "../query-template.js";
 import type { GatewayConversationTable, StoreSchema } from "../schema.js";
 
-export type ConversationRow = Selectable<GatewayConversationTable>;
+/** A conversation as the gateway writes and reads it (its counts are the triggers'). */
+export type ConversationRow = Omit<
+  Selectable<GatewayConversationTable>,
+  "message_count" | "last_message_at"
+>;
 
 const insertConversationQuery = queryTemplate<[string, string, string, string], never>((db, slot) =>
   db.insertInto("ai_gateway_conversations").values({
