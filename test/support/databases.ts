@@ -108,7 +108,8 @@ export async function freshDatabase(
   };
 }
 
-async function withAdminClient<T>(url: string, work: (client: pg.Client) => Promise<T>) {
+/** Runs `work` on a client of its own, connected to `url` (creating and dropping schemas, databases). */
+export async function withAdminClient<T>(url: string, work: (client: pg.Client) => Promise<T>) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

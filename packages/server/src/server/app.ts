@@ -5,6 +5,7 @@ import swagger from "@fastify/swagger";
 import { VerbatimError } from "verbatim-llm/core";
 import { ConsoleService } from "../gateway/console/service.js";
 import type { ConsolePages } from "../gateway/console/worker/pages.js";
+import type { LimitBackend } from "../gateway/limits/shared-limits.js";
 import { checkHealth } from "../gateway/maintenance/health.js";
 import { GatewayMessageStore } from "../gateway/index.js";
 import { openApiKeyLookup } from "../gateway/keys/api-key-cache.js";
@@ -21,6 +22,7 @@ import { InFlightWork } from "./in-flight.js";
 import { openApiInfo } from "./openapi-info.js";
 import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+import { sharedLimitsFor } from "./shared-limits.js";
 import { RouteTable } from "./route-table.js";
 import { refuseOtherRequestTargets } from "./request-target.js";
 import { registerCallerRoutes } from "./routes/caller.js";
@@ -54,6 +56,13 @@ export interface ServerOptions {
    * `authentication_rate_limited` for any credential. `false` turns it off.
    */
   readonly failedAuthenticationLimit?: RateLimitOptions | false;
+  /**
+   * Where the two limits above keep their buckets: by default shared by every server of a
+   * PostgreSQL database (its table `verbatim_rate_limits`), in process on SQLite; a
+   * `LimitBackend` (Redis) shares them there; `false` keeps them in process
+   * (docs/scale.md, "Limits across servers").
+   */
+  readonly sharedLimits?: LimitBackend | false;
   /**
    * Reverse proxies whose `X-Forwarded-For` names the client (addresses, CIDR ranges, or
    * `loopback`, `linklocal`, `uniquelocal`); by default the client is the connection's peer.
@@ -96,7 +105,15 @@ export interface ServerOptions {
    * `false` builds them on the event loop. A store that cannot be opened again from its
    * location (in-memory SQLite) always builds them on the event loop (docs/console.md).
    */
-  readonly consoleWorker?: false | { readonly preparedStatements?: boolean };
+  readonly consoleWorker?:
+    | false
+    | {
+        readonly preparedStatements?: boolean;
+        /** PostgreSQL: the worker's pool (default 2; server/connection-budget.ts). */
+        readonly poolSize?: number;
+        /** PostgreSQL behind a pooler in transaction mode (store/database.ts). */
+        readonly pooler?: "transaction";
+      };
 }
 
 declare module "fastify" {
@@ -267,16 +284,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     transform: swaggerTransform as never,
   });
 
-  const limiter =
-    options.rateLimit === false
-      ? undefined
-      : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+  const shared = sharedLimitsFor(app, options.database, options.sharedLimits);
+  const rate = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const limiter = rate === false ? undefined : shared.apiKeys(rate, new RateLimiter(rate));
+  const failureRate = options.failedAuthenticationLimit ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT;
   const failures =
-    options.failedAuthenticationLimit === false
+    failureRate === false
       ? undefined
-      : new FailedAuthenticationLimit(
-          options.failedAuthenticationLimit ?? DEFAULT_FAILED_AUTHENTICATION_LIMIT,
-        );
+      : new FailedAuthenticationLimit(shared.addresses(failureRate, new RateLimiter(failureRate)));
 
   // One message store (and so one message cache) for the console and the caller routes.
   const cacheBytes = options.messageCacheBytes ?? DEFAULT_MESSAGE_CACHE_MB * 1024 * 1024;

@@ -4,7 +4,7 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { ApiKeyLookup } from "../gateway/keys/api-key-cache.js";
 import { sendError } from "./errors.js";
 import type { FailedAuthenticationLimit } from "./failed-authentication.js";
-import type { RateLimiter } from "./rate-limit.js";
+import type { RequestLimiter } from "../gateway/limits/shared-limits.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -67,7 +67,7 @@ async function refusedForFailures(
   reply: FastifyReply,
   failures: FailedAuthenticationLimit | undefined,
 ): Promise<boolean> {
-  const retryAfter = failures?.waitSeconds(request.ip) ?? 0;
+  const retryAfter = (await failures?.waitSeconds(request.ip)) ?? 0;
   if (retryAfter === 0) return false;
   reply.header("retry-after", String(retryAfter));
   await sendError(request, reply, tooManyFailures(retryAfter));
@@ -81,7 +81,7 @@ export function operatorAuth(operatorToken: string, failures?: FailedAuthenticat
     if (await refusedForFailures(request, reply, failures)) return;
     const given = bearerOf(request);
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
-      if (given !== undefined) failures?.recordFailure(request.ip);
+      if (given !== undefined) await failures?.recordFailure(request.ip);
       await sendError(request, reply, unauthorized("operator token"));
     }
   };
@@ -94,7 +94,7 @@ export function operatorAuth(operatorToken: string, failures?: FailedAuthenticat
  */
 export function apiKeyAuth(
   keys: ApiKeyLookup,
-  limiter: RateLimiter | undefined,
+  limiter: RequestLimiter | undefined,
   failures?: FailedAuthenticationLimit,
 ) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
@@ -102,12 +102,12 @@ export function apiKeyAuth(
     const given = apiKeyOf(request);
     const subject = given === undefined ? undefined : await keys.subjectOf(given);
     if (given === undefined || subject === undefined) {
-      if (given !== undefined) failures?.recordFailure(request.ip);
+      if (given !== undefined) await failures?.recordFailure(request.ip);
       await sendError(request, reply, unauthorized("API key"));
       return;
     }
     if (limiter !== undefined) {
-      const retryAfter = limiter.take(given);
+      const retryAfter = await limiter.take(given);
       if (retryAfter > 0) {
         reply.header("retry-after", String(retryAfter));
         await sendError(

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { VerbatimError } from "verbatim-llm/core";
+import type { RequestLimiter } from "../gateway/limits/shared-limits.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 
 /**
@@ -36,19 +37,20 @@ export function clientAddressKey(address: string): string {
 }
 
 export class FailedAuthenticationLimit {
-  readonly #buckets: RateLimiter;
+  readonly #buckets: RequestLimiter;
 
-  constructor(options: RateLimitOptions, now?: () => number) {
-    this.#buckets = new RateLimiter(options, now);
+  /** `buckets`: limits in process, or shared by the servers of a database (`SharedLimits`). */
+  constructor(options: RateLimitOptions | RequestLimiter, now?: () => number) {
+    this.#buckets = "take" in options ? options : new RateLimiter(options, now);
   }
 
   /** Seconds until the address may try a credential again; 0 when it may now. */
-  waitSeconds(address: string): number {
+  async waitSeconds(address: string): Promise<number> {
     return this.#buckets.waitSeconds(clientAddressKey(address));
   }
 
-  recordFailure(address: string): void {
-    this.#buckets.take(clientAddressKey(address));
+  async recordFailure(address: string): Promise<void> {
+    await this.#buckets.take(clientAddressKey(address));
   }
 }
 

@@ -1,19 +1,23 @@
+import { burstOf, type LimitRate, type RequestLimiter } from "../gateway/limits/shared-limits.js";
+
 /**
- * A per-key token bucket, in the memory of one server process: each key may send `perMinute`
- * requests a minute, in bursts of up to `burst`. Several servers sharing a database each
- * apply the limit on their own.
+ * A rate limit: each key may send `perMinute` requests a minute, in bursts of up to `burst`
+ * (default a tenth of a minute's). Kept per server on SQLite, shared by the servers of a
+ * PostgreSQL database (docs/scale.md, "Limits across servers").
  */
-export interface RateLimitOptions {
-  readonly perMinute: number;
-  readonly burst?: number;
-}
+export type RateLimitOptions = LimitRate;
 
 interface Bucket {
   tokens: number;
   updatedMs: number;
 }
 
-export class RateLimiter {
+/**
+ * A per-key token bucket in the memory of one server process. On SQLite (one host) this is
+ * the limit; on PostgreSQL (or with Redis) the servers share their buckets
+ * (gateway/limits/shared-limits.ts) and this one limits only while the shared store fails.
+ */
+export class RateLimiter implements RequestLimiter {
   readonly #ratePerMs: number;
   readonly #burst: number;
   readonly #buckets = new Map<string, Bucket>();
@@ -21,7 +25,7 @@ export class RateLimiter {
 
   constructor(options: RateLimitOptions, now: () => number = () => performance.now()) {
     this.#ratePerMs = options.perMinute / 60_000;
-    this.#burst = Math.max(1, options.burst ?? Math.ceil(options.perMinute / 6));
+    this.#burst = burstOf(options);
     this.#now = now;
   }
 

@@ -10,6 +10,8 @@ import { retentionLine } from "../gateway/maintenance/retention.js";
 import { RollingRetention } from "../gateway/maintenance/rolling-retention.js";
 import { keepSearchIndexCaughtUp } from "../gateway/maintenance/search-index-upkeep.js";
 import { prepareConsolePage } from "./console-page.js";
+import { openOptionsFromEnv, postgresSettingsFromEnv } from "./connection-budget.js";
+import { redisLimitsFromEnv, redisUrlFromEnv } from "./shared-limits.js";
 import { recordCompressionFromEnv, switchFromEnv, wholeNumberFromEnv } from "./env.js";
 import {
   buildServer,
@@ -75,22 +77,21 @@ function failedAuthenticationLimitFromEnv(
 
 /**
  * Opens `--db` text, creating the SQLite folder when needed. `env` may turn PostgreSQL's named
- * prepared statements off (`VERBATIM_PG_PREPARED_STATEMENTS=off`, for a pooler that cannot
- * keep them).
+ * prepared statements off (`VERBATIM_PG_PREPARED_STATEMENTS=off`) or say it goes through a
+ * pooler in transaction mode (`VERBATIM_PG_POOLER=transaction`; server/connection-budget.ts).
  */
 export async function openStore(
   text: string,
   cwd: string,
   env: Readonly<Record<string, string | undefined>> = {},
-  extra: Pick<OpenDatabaseOptions, "checkpointThread" | "onCheckpointError"> = {},
+  extra: Pick<OpenDatabaseOptions, "checkpointThread" | "onCheckpointError" | "poolSize"> = {},
 ): Promise<StoreDatabase> {
-  const preparedStatements = switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true;
   let location: DatabaseLocation = parseDatabaseLocation(text);
   if (location.dialect === "sqlite" && location.path !== ":memory:") {
     location = { dialect: "sqlite", path: resolve(cwd, location.path) };
     mkdirSync(dirname(location.path), { recursive: true });
   }
-  return openDatabase(location, { preparedStatements, ...extra });
+  return openDatabase(location, { ...openOptionsFromEnv(env), ...extra });
 }
 
 /**
@@ -102,6 +103,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   // Settings from the environment first: a typo stops the start before the database is touched.
   const trustedProxies = trustedProxiesFromEnv(env);
   const retentionDays = wholeNumberFromEnv(env, "VERBATIM_RETENTION_DAYS") ?? 0;
+  const postgres = postgresSettingsFromEnv(env);
+  redisUrlFromEnv(env);
   const settings = {
     upstream: upstreamConfigFromEnv(env),
     rateLimit: rateLimitFromEnv(env),
@@ -114,13 +117,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       (wholeNumberFromEnv(env, "VERBATIM_MESSAGE_CACHE_MB") ?? DEFAULT_MESSAGE_CACHE_MB) *
       1024 *
       1024,
-    apiKeyCache: switchFromEnv(env, "VERBATIM_API_KEY_CACHE") ?? true,
+    apiKeyCache: postgres.apiKeyCache,
     recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
     recordCompression: recordCompressionFromEnv(env),
-    // The console's worker thread opens the store as openStore does.
-    consoleWorker: {
-      preparedStatements: switchFromEnv(env, "VERBATIM_PG_PREPARED_STATEMENTS") ?? true,
-    },
   };
   const consolePage = await prepareConsolePage(
     env,
@@ -137,9 +136,21 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       checkpointThread: true,
       onCheckpointError: (message) =>
         say(`WAL checkpoints are back on the server's thread: ${message}`),
+      poolSize: postgres.connections.pool,
     },
   );
+  // The console's worker thread opens the store as openStore does, within the budget.
+  const consoleWorker =
+    database.location.dialect === "postgres" && postgres.connections.consoleWorker === 0
+      ? false
+      : {
+          preparedStatements: postgres.preparedStatements,
+          poolSize: postgres.connections.consoleWorker,
+          ...(postgres.pooler === undefined ? {} : { pooler: postgres.pooler }),
+        };
   let app: FastifyInstance | undefined;
+  // VERBATIM_REDIS_URL: the limits in Redis (closed with the app).
+  const redisLimits = await redisLimitsFromEnv(env);
   try {
     await migrateDatabase(database);
     // Conversations recorded before migration 0010 get their history written (once).
@@ -154,6 +165,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       database,
       operatorToken,
       ...settings,
+      consoleWorker,
+      ...(redisLimits === undefined ? {} : { sharedLimits: redisLimits }),
       webRoot:
         consolePage.root === false ? { missing: consolePage.missing ?? "" } : consolePage.root,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
@@ -199,6 +212,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       },
     };
   } catch (error) {
+    if (app === undefined) await redisLimits?.close();
     await app?.close().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw error;

@@ -26,6 +26,12 @@ export interface OpenDatabaseOptions {
    */
   readonly preparedStatements?: boolean;
   /**
+   * PostgreSQL behind a pooler in transaction mode (PgBouncer `pool_mode = transaction`,
+   * docs/scale.md, "Behind a pooler"): no startup options, so no schema (`search_path`) may be
+   * asked for; give the role or the database its search_path instead.
+   */
+  readonly pooler?: "transaction";
+  /**
    * SQLite file: run WAL checkpoints on a thread of their own (store/sqlite-checkpoints.ts)
    * instead of inside the commit that crosses 1,000 pages (default false; `verbatim serve`
    * turns it on).
@@ -107,6 +113,16 @@ export async function openDatabase(
         await db.destroy();
       },
     };
+  }
+  if (options.pooler === "transaction" && location.schema !== undefined) {
+    throw new VerbatimError(
+      "store_location_invalid",
+      "a schema cannot be chosen behind a pooler in transaction mode",
+      {
+        where: describeLocation(location),
+        hint: 'Use a database of its own, or set the role\'s search_path (ALTER ROLE … SET search_path); docs/scale.md, "Behind a pooler"',
+      },
+    );
   }
   const pool = new pg.Pool({
     Client: options.preparedStatements === false ? StoreClient : PreparingStoreClient,

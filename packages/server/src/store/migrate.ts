@@ -15,9 +15,11 @@ export interface MigrationReport {
 
 /**
  * Brings the database up to the newest migration. Each migration runs in its own transaction
- * and is recorded in `verbatim_migrations`. On PostgreSQL the whole run holds a session
- * advisory lock (one per schema), so several servers starting at once migrate one after the
- * other and the later ones find nothing to do. A database that holds a migration this code does
+ * and is recorded in `verbatim_migrations`. On PostgreSQL each of those transactions first
+ * takes a transaction advisory lock (one per schema) and then reads what is applied, so several
+ * servers starting at once migrate one after the other and the later ones find nothing to do.
+ * A transaction lock, not a session one: behind a pooler in transaction mode (PgBouncer) a
+ * session lock could be taken on one server connection and released on another, and stay. A database that holds a migration this code does
  * not know is newer than the code: refused with `store_schema_newer`, nothing changed. It does
  * not index the rows imports left for the search index (`catchUpSearchIndex`: `db migrate` and
  * `db index` do it at once, `verbatim serve` in the background).
@@ -26,25 +28,10 @@ export async function migrateDatabase(
   database: StoreDatabase,
   migrations: readonly Migration[] = storeMigrations,
 ): Promise<MigrationReport> {
-  const { capabilities } = database;
   try {
-    const report = await database.db.connection().execute(async (connection) => {
-      if (capabilities.advisoryLocks) {
-        await sql`select pg_advisory_lock(hashtext('verbatim.migrate:' || current_schema()))`.execute(
-          connection,
-        );
-      }
-      try {
-        return await runPending(database, connection, migrations);
-      } finally {
-        if (capabilities.advisoryLocks) {
-          await sql`select pg_advisory_unlock(hashtext('verbatim.migrate:' || current_schema()))`.execute(
-            connection,
-          );
-        }
-      }
-    });
-    return report;
+    return await database.db
+      .connection()
+      .execute((connection) => runPending(database, connection, migrations));
   } catch (error) {
     if (error instanceof VerbatimError) throw error;
     throw new VerbatimError(
@@ -64,7 +51,13 @@ async function runPending(
   connection: Kysely<StoreSchema>,
   migrations: readonly Migration[],
 ): Promise<MigrationReport> {
-  const begin = sql.raw(database.capabilities.beginStatement);
+  const { advisoryLocks, beginStatement } = database.capabilities;
+  // One round trip: the begin and, on PostgreSQL, the lock held until the commit.
+  const begin = sql.raw(
+    advisoryLocks
+      ? `${beginStatement}; select pg_advisory_xact_lock(hashtext('verbatim.migrate:' || current_schema()))`
+      : beginStatement,
+  );
   await begin.execute(connection);
   try {
     await connection.schema

@@ -30,13 +30,16 @@ function readOnlyUrl(url: string, schema: string | undefined): string {
 /**
  * Opens a store another connection already opened and migrated, for reads only: SQLite with
  * `query_only` on (a write fails; it never migrates), PostgreSQL with every transaction
- * read-only. SQLite in WAL mode: each read sees the last commit made before it started.
+ * read-only (not behind a pooler in transaction mode, where startup options cannot pass: there
+ * it opens a plain pool). SQLite in WAL mode: each read sees the last commit made before it started.
  */
 export async function openReadOnlyDatabase(
   location: DatabaseLocation,
   options: OpenDatabaseOptions = {},
 ): Promise<StoreDatabase> {
   if (location.dialect === "postgres") {
+    // Behind a pooler in transaction mode no startup option passes: reads on plain connections.
+    if (options.pooler === "transaction") return openDatabase(location, options);
     const database = await openDatabase(
       { dialect: "postgres", url: readOnlyUrl(location.url, location.schema) },
       options,

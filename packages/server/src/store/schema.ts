@@ -145,6 +145,16 @@ export interface ApiKeyTable {
   readonly revoked_at: string | null;
 }
 
+/**
+ * PostgreSQL only (migration 0018): the rate limits the servers of one database share, one row
+ * per limited thing; `tat_ms` is when its bucket is next empty (database clock, ms).
+ */
+export interface RateLimitTable {
+  readonly bucket: string;
+  readonly tat_ms: number;
+  readonly admitted: boolean;
+}
+
 export interface StoreSchema {
   readonly verbatim_migrations: MigrationTable;
   readonly ai_gateway_conversations: GatewayConversationTable;
@@ -154,6 +164,7 @@ export interface StoreSchema {
   readonly ai_gateway_caller_deletions: GatewayCallerDeletionTable;
   readonly ai_gateway_images: GatewayImageTable;
   readonly verbatim_api_keys: ApiKeyTable;
+  readonly verbatim_rate_limits: RateLimitTable;
   readonly background_agent_jobs: BackgroundAgentJobTable;
   readonly background_agent_job_turns: BackgroundAgentJobTurnTable;
   readonly background_agent_job_turn_items: BackgroundAgentJobTurnItemTable;

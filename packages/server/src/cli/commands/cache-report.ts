@@ -6,6 +6,7 @@ import { openDatabase } from "../../store/database.js";
 import { appliedMigrations } from "../../store/migrate.js";
 import { type DatabaseLocation } from "../../store/location.js";
 import { databaseOption } from "./database-option.js";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 function percent(ratio: number | null): string {
   return ratio === null ? "n/a" : `${(ratio * 100).toFixed(1)}%`;
@@ -48,7 +49,7 @@ export const cacheReport: Command = {
       }
       since = new Date(time).toISOString();
     }
-    const database = await openDatabase(location, { poolSize: 1 });
+    const database = await openDatabase(location, { poolSize: 1, ...openOptionsFromEnv(io.env) });
     try {
       const applied = await appliedMigrations(database);
       if (!applied.includes("0009-recorded-calls")) {

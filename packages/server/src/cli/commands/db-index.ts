@@ -3,6 +3,7 @@ import { openDatabase } from "../../store/database.js";
 import { describeLocation } from "../../store/location.js";
 import { existingStore } from "./database-option.js";
 import { indexDeferredRows } from "../../gateway/maintenance/store-upgrade.js";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 /**
  * `verbatim db index --db <store>`: indexes now, for the console's search, the rows imports into
@@ -23,7 +24,7 @@ export const dbIndex: Command = {
       { min: 0, max: 0 },
     );
     const location = existingStore(this, values.db, io.cwd);
-    const database = await openDatabase(location, { poolSize: 1 });
+    const database = await openDatabase(location, { poolSize: 1, ...openOptionsFromEnv(io.env) });
     try {
       const { report, running } = await indexDeferredRows(database);
       const where = describeLocation(location);

@@ -8,6 +8,7 @@ import { upgradeStore } from "../../gateway/maintenance/store-upgrade.js";
 import { backfillLine } from "../../gateway/recording/backfill.js";
 import { conversionLine } from "../../gateway/recording/bodies/convert.js";
 import { EXIT_OK, parseCommandArgs, type Command } from "verbatim-llm/internal";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 export const dbMigrate: Command = {
   words: ["db", "migrate"],
@@ -32,7 +33,7 @@ export const dbMigrate: Command = {
       }
       location = { dialect: "sqlite", path };
     }
-    const database = await openDatabase(location, { poolSize: 1 });
+    const database = await openDatabase(location, { poolSize: 1, ...openOptionsFromEnv(io.env) });
     try {
       const {
         migration: report,

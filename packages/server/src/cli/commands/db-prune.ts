@@ -11,6 +11,7 @@ import { openDatabase } from "../../store/database.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import { describeLocation, type DatabaseLocation } from "../../store/location.js";
 import { existingStore } from "./database-option.js";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 /** An ISO 8601 time with a date, as `--before` takes it, in the store's form (UTC, ms). */
 function cutoffOf(command: Command, text: string | undefined): string {
@@ -38,7 +39,7 @@ async function withStore(
     progress: (done: RetentionReport) => void,
   ) => Promise<RetentionReport>,
 ): Promise<number> {
-  const database = await openDatabase(location, { poolSize: 1 });
+  const database = await openDatabase(location, { poolSize: 1, ...openOptionsFromEnv(io.env) });
   try {
     await migrateDatabase(database);
     // On a terminal, how far a long run is, on one line.

@@ -15,6 +15,7 @@ import { searchIndexHashSizeMigration } from "./0014-search-index-hash-size.js";
 import { recordedBodyPiecesMigration } from "./0015-recorded-body-pieces.js";
 import { recordedCallsBySubjectMigration } from "./0016-recorded-calls-by-subject.js";
 import { consoleListsAndSearchMigration } from "./0017-console-lists-and-search.js";
+import { sharedRateLimitsMigration } from "./0018-shared-rate-limits.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -39,4 +40,5 @@ export const storeMigrations: readonly Migration[] = [
   recordedBodyPiecesMigration,
   recordedCallsBySubjectMigration,
   consoleListsAndSearchMigration,
+  sharedRateLimitsMigration,
 ];

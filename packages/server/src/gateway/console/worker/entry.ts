@@ -32,7 +32,8 @@ let opened: Promise<Opened> | undefined;
 function open(): Promise<Opened> {
   opened ??= openReadOnlyDatabase(settings.location, {
     preparedStatements: settings.preparedStatements,
-    poolSize: 2,
+    poolSize: settings.poolSize ?? 2,
+    ...(settings.pooler === undefined ? {} : { pooler: settings.pooler }),
   }).then(
     (database) => ({
       database,

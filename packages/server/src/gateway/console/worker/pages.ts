@@ -24,6 +24,10 @@ export interface ConsolePages {
 export interface ConsoleWorkerOptions {
   /** PostgreSQL: named prepared statements in the worker's pool (default true). */
   readonly preparedStatements?: boolean;
+  /** PostgreSQL: connections of the worker's pool (default 2; docs/scale.md, "Connection budget"). */
+  readonly poolSize?: number;
+  /** PostgreSQL behind a pooler in transaction mode: no startup options (store/database.ts). */
+  readonly pooler?: "transaction";
   /** Bytes of parsed messages the worker's own message cache keeps. */
   readonly cacheBytes: number;
   /** Told when the worker thread dies with pages in flight (to log it). */
@@ -58,6 +62,8 @@ export function openConsolePages(
     {
       location,
       preparedStatements: options.preparedStatements ?? true,
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+      ...(options.pooler === undefined ? {} : { pooler: options.pooler }),
       cacheBytes: options.cacheBytes,
     },
     options.onLost === undefined ? {} : { onLost: options.onLost },

@@ -8,6 +8,10 @@ export interface PageWorkerSettings {
   readonly location: DatabaseLocation;
   /** PostgreSQL: named prepared statements (off for a pooler that cannot keep them). */
   readonly preparedStatements: boolean;
+  /** PostgreSQL: connections of the worker's pool (default 2). */
+  readonly poolSize?: number;
+  /** PostgreSQL behind a pooler in transaction mode (store/database.ts). */
+  readonly pooler?: "transaction";
   /** Bytes of parsed messages the worker's own message cache keeps. */
   readonly cacheBytes: number;
 }

@@ -1,0 +1,49 @@
+/**
+ * Sends one key's requests to several servers in turn for a while, `concurrency` at a time, and
+ * counts what each answered: admitted (anything but 401 and 429), rate-limited (429), refused
+ * (401). The request is a read the key may make (a conversation that does not exist).
+ */
+export interface HammerCounts {
+  admitted: number;
+  limited: number;
+  unauthorized: number;
+}
+
+export interface HammerResult extends HammerCounts {
+  readonly perServer: readonly HammerCounts[];
+  /** From the first request sent to the last one sent, in ms. */
+  readonly elapsedMs: number;
+}
+
+export async function hammer(
+  urls: readonly string[],
+  headers: Record<string, string>,
+  options: { readonly durationMs: number; readonly concurrency: number },
+): Promise<HammerResult> {
+  const perServer = urls.map(() => ({ admitted: 0, limited: 0, unauthorized: 0 }));
+  const started = performance.now();
+  let lastSent = started;
+  let next = 0;
+  const loop = async () => {
+    while (performance.now() - started < options.durationMs) {
+      const index = next++ % urls.length;
+      lastSent = performance.now();
+      const response = await fetch(`${urls[index]}/v1/conversations/conv_missing`, { headers });
+      await response.arrayBuffer();
+      const counts = perServer[index]!;
+      if (response.status === 429) counts.limited++;
+      else if (response.status === 401) counts.unauthorized++;
+      else counts.admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, loop));
+  const sum = (pick: (counts: HammerCounts) => number) =>
+    perServer.reduce((total, counts) => total + pick(counts), 0);
+  return {
+    perServer,
+    elapsedMs: lastSent - started,
+    admitted: sum((counts) => counts.admitted),
+    limited: sum((counts) => counts.limited),
+    unauthorized: sum((counts) => counts.unauthorized),
+  };
+}
