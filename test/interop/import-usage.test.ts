@@ -8,7 +8,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { main } from "../../packages/library/src/cli/main.js";
@@ -17,6 +17,7 @@ import { usageTotals } from "../../web/src/conversation-model.js";
 import type { StoredMessage } from "../../web/src/api.js";
 import { testServer } from "../support/server.js";
 import { describeDatabaseTargets } from "./database-targets.js";
+import { writeClineNativeTask } from "./cline-native-task.js";
 import { fixturesRoot } from "./fixture-files.js";
 
 type Json = Record<string, unknown>;
@@ -30,6 +31,8 @@ interface Tokens {
 
 const CLAUDE = `${fixturesRoot}claude-code/2.1-subagents/turn-2.jsonl`;
 const CODEX = `${fixturesRoot}codex/0.125/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl`;
+const GEMINI = `${fixturesRoot}gemini-cli/json-2025-10/gemini-cli-pomodoro-timer.json`;
+const OPENCODE = `${fixturesRoot}opencode/export/ses_39c0a3da8ffeFQWvKTGUJWivpv.json`;
 /** A Codex rollout that reports each call twice (the repeat must not count again). */
 const CODEX_REPEATS = `${fixturesRoot}codex/0.104-sanitized/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl`;
 
@@ -252,6 +255,32 @@ describeDatabaseTargets("issue 31: usage of sessions imported into the store", (
     ).toEqual(tokens);
     expectTotals(messages, tokens);
     expect(await packageUsage("codex", CODEX_REPEATS)).toEqual(sum(tokens));
+  });
+
+  it("issue 35 item 4: Gemini CLI, Cline and OpenCode sessions show each call's usage and cost in the console; the totals match a package import", async () => {
+    // A Cline task in the shapes Cline 3.51 writes (no licensed real one is published).
+    const cline = dirname(writeClineNativeTask(packages));
+    for (const [source, file] of [
+      ["gemini-cli", GEMINI],
+      ["cline", cline],
+      ["opencode", OPENCODE],
+    ] as const) {
+      const { messages } = await importAndRead(source, file, `${source}-usage`);
+      const totals = usageTotals(messages);
+      expect(totals.calls, source).toBeGreaterThan(0);
+      const { input, output, cacheRead, cacheWrite } = totals;
+      expect({ input, output, cacheRead, cacheWrite }, source).toEqual(
+        await packageUsage(source, file),
+      );
+      for (const message of withUsage(messages)) {
+        expect(message.role, source).toBe("assistant");
+        expect(message.metadata.gateway["model"], source).toEqual(expect.any(String));
+        expect(["estimated", "reported"], source).toContain(message.cost?.kind);
+      }
+      // This OpenCode session states a cost of 0 for every call (its model is on a plan).
+      if (source === "opencode") expect(totals.dollars, source).toBe(0);
+      else expect(totals.dollars, source).toBeGreaterThan(0);
+    }
   });
 
   it("issue 31: re-running the import writes nothing and keeps each message's usage", async () => {
