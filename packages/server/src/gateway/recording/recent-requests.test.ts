@@ -100,6 +100,54 @@ describe("issue 33: a request parsed from where it parts from its session's prev
     expect(parse(requests, "other", body(next)).continued).toBe(false);
   });
 
+  it("takes the members after the messages (system prompt, tools) as they were when their bytes are the same", () => {
+    const requests = new RecentRequests(32 * 1024 * 1024, 4, 0);
+    const tools = [{ name: "read", input_schema: { type: "object" } }];
+    const body = (messages: unknown[], maxTokens = 5) =>
+      Buffer.from(
+        JSON.stringify({
+          model: "m",
+          messages,
+          system: [{ text: "s" }],
+          tools,
+          max_tokens: maxTokens,
+        }),
+      );
+    const history = [{ role: "user", content: "hello" }];
+    const first = parse(requests, "subject", body(history));
+    const next = [...history, { role: "assistant", content: "hi" }, { role: "user", content: "?" }];
+    const second = parse(requests, "subject", body(next));
+    expect(second.continued).toBe(true);
+    expectSameValue(second.value, parsedWhole(body(next)));
+    const toolsOf = (read: { value: unknown }) => (read.value as { tools: unknown }).tools;
+    expect(toolsOf(second)).toBe(toolsOf(first));
+    // No message added, the same tail: still the whole body's value.
+    const again = parse(requests, "subject", body(next));
+    expectSameValue(again.value, parsedWhole(body(next)));
+    expect(toolsOf(again)).toBe(toolsOf(first));
+    // A tail that changed is parsed again.
+    const changed = parse(
+      requests,
+      "subject",
+      body([...next, { role: "assistant", content: "!" }], 9),
+    );
+    expect(changed.continued).toBe(true);
+    expectSameValue(
+      changed.value,
+      parsedWhole(body([...next, { role: "assistant", content: "!" }], 9)),
+    );
+    expect(toolsOf(changed)).not.toBe(toolsOf(first));
+    // New messages that are not JSON, before a tail that is the same, are left to the whole parse.
+    const broken = Buffer.from(
+      body(next)
+        .toString("utf8")
+        .replace('{"role":"user","content":"?"}', '{"role":"user" "content":"?"}'),
+    );
+    const read = parse(requests, "subject", broken);
+    expect(read.continued).toBe(false);
+    expect(read.value).toBeUndefined();
+  });
+
   it("leaves to the whole parse a body whose tail is not what the whole body's parse accepts", () => {
     const head = '{"model":"m","messages":[{"role":"user","content":"one"}';
     const cases = [

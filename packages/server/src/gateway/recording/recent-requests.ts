@@ -10,6 +10,15 @@ interface ParsedRequest {
   readonly messages: readonly unknown[];
   /** The byte offset just past each message of `messages`. */
   readonly ends: readonly number[];
+  /**
+   * Where the `messages` array closes (its `]`), and the members after it as parsed: a next
+   * request whose bytes from its own `]` on are the same (the system prompt, the tools) takes
+   * them as they are. Undefined when not known.
+   */
+  readonly after?: {
+    readonly close: number;
+    readonly members: readonly (readonly [string, unknown])[];
+  };
 }
 
 const COMMA = 0x2c;
@@ -84,7 +93,12 @@ export class RecentRequests {
     const ends = elementEnds(bytes, before.valueStart);
     if (ends.length !== messages.length) return;
     const head = before.names.map((name) => [name, object[name]] as const);
-    this.#add(subjectUid, { bytes, head, messages, ends }, undefined);
+    const after = membersAfter(object, before.names, bytes, ends, before.valueStart);
+    this.#add(
+      subjectUid,
+      { bytes, head, messages, ends, ...(after === undefined ? {} : { after }) },
+      undefined,
+    );
   }
 
   /** Forgets a subject's bodies. */
@@ -158,26 +172,108 @@ function readTail(
   } else {
     return undefined;
   }
+  const reused = sameAfter(base, bytes, from, next);
+  if (reused !== undefined) return withMembers(base, count, bytes, reused);
   const tail = bytes.subarray(from);
   // The shared bytes are the base's (UTF-8), and they end with an ASCII byte.
   if (!isUtf8(tail)) return undefined;
   const parsed = safeParseStrictJson(`{"messages":[${tail.toString("utf8")}`);
   if (!parsed.ok) return undefined;
   const rest = parsed.value as Record<string, unknown>;
+  const members = Object.keys(rest)
+    .filter((name) => name !== "messages")
+    .map((name) => [name, rest[name]] as const);
+  // A key before `messages` repeated after it: the whole body's parse names the problem.
+  if (members.some(([name]) => base.head.some(([before]) => before === name))) return undefined;
+  const added = rest["messages"] as unknown[];
+  const ends = added.length > 0 ? elementEnds(bytes, from - 1) : [];
+  const close = skipWhitespace(bytes, ends[ends.length - 1] ?? from);
+  return withMembers(base, count, bytes, {
+    added,
+    ends,
+    after: bytes[close] === CLOSE_ARRAY ? { close, members } : undefined,
+  });
+}
+
+/** The parts of a request read after the messages it shares with its base. */
+interface TailRead {
+  readonly added: readonly unknown[];
+  /** The byte offset just past each added message. */
+  readonly ends: readonly number[];
+  readonly after: ParsedRequest["after"];
+}
+
+/**
+ * The tail of `bytes` when its bytes from the `messages` array's `]` on are the base's: only the
+ * added messages are parsed (as an array of their own: every new byte is still checked), the
+ * members after the array are the base's values. Undefined when the two differ there.
+ */
+function sameAfter(
+  base: ParsedRequest,
+  bytes: Buffer,
+  from: number,
+  next: number,
+): TailRead | undefined {
+  if (base.after === undefined) return undefined;
+  const ends = bytes[next] === CLOSE_ARRAY ? [] : elementEnds(bytes, from - 1);
+  const close = skipWhitespace(bytes, ends[ends.length - 1] ?? next);
+  if (bytes[close] !== CLOSE_ARRAY) return undefined;
+  const theirs = base.after.close;
+  if (bytes.length - close !== base.bytes.length - theirs) return undefined;
+  if (!bytes.subarray(close).equals(base.bytes.subarray(theirs))) return undefined;
+  const region = bytes.subarray(from, close);
+  if (!isUtf8(region)) return undefined;
+  const parsed = safeParseStrictJson(`[${region.toString("utf8")}]`);
+  if (!parsed.ok || !Array.isArray(parsed.value) || parsed.value.length !== ends.length) {
+    return undefined;
+  }
+  return { added: parsed.value, ends, after: { close, members: base.after.members } };
+}
+
+/** The request's value and what is kept of it: the base's members and first messages, and `read`. */
+function withMembers(
+  base: ParsedRequest,
+  count: number,
+  bytes: Buffer,
+  read: TailRead,
+): { value: Record<string, unknown>; request: ParsedRequest } | undefined {
   const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, member] of base.head) value[name] = member;
-  const added = rest["messages"] as unknown[];
   const messages = base.messages.slice(0, count);
-  for (const message of added) messages.push(message);
+  for (const message of read.added) messages.push(message);
   value["messages"] = messages;
-  for (const name of Object.keys(rest)) {
-    if (name === "messages") continue;
-    // A key before `messages` repeated after it: the whole body's parse names the problem.
-    if (Object.hasOwn(value, name)) return undefined;
-    value[name] = rest[name];
-  }
+  for (const [name, member] of read.after?.members ?? []) value[name] = member;
   const ends = base.ends.slice(0, count);
-  if (added.length > 0) for (const at of elementEnds(bytes, from - 1)) ends.push(at);
+  for (const at of read.ends) ends.push(at);
   if (ends.length !== messages.length) return undefined;
-  return { value, request: { bytes, head: base.head, messages, ends } };
+  const request: ParsedRequest = {
+    bytes,
+    head: base.head,
+    messages,
+    ends,
+    ...(read.after === undefined ? {} : { after: read.after }),
+  };
+  return { value, request };
+}
+
+/**
+ * Where a parsed body's `messages` array closes, and its members after it (those not before it
+ * and not `messages`, in the parsed value's order).
+ */
+function membersAfter(
+  object: Record<string, unknown>,
+  before: readonly string[],
+  bytes: Buffer,
+  ends: readonly number[],
+  valueStart: number,
+): ParsedRequest["after"] {
+  const close = skipWhitespace(
+    bytes,
+    ends[ends.length - 1] ?? skipWhitespace(bytes, valueStart + 1),
+  );
+  if (bytes[close] !== CLOSE_ARRAY) return undefined;
+  const members = Object.keys(object)
+    .filter((name) => name !== "messages" && !before.includes(name))
+    .map((name) => [name, object[name]] as const);
+  return { close, members };
 }
