@@ -29,6 +29,8 @@ export interface AnthropicUpstream {
   reply: (body: Record<string, unknown>) => ScriptedReply;
   /** Milliseconds to wait before answering, counted from the request's arrival. */
   delayMs: number;
+  /** Milliseconds a streamed answer waits after its first event (the model still writing). */
+  streamPauseMs: number;
   /** How it waits until `deadline` (performance.now() time); default setTimeout. */
   waitUntil: (deadline: number) => Promise<void>;
   close(): Promise<void>;
@@ -163,6 +165,7 @@ export async function startAnthropicUpstream(): Promise<AnthropicUpstream> {
     requests,
     reply: (body) => ({ text: `You said: ${lastUserText(body)}` }),
     delayMs: 0,
+    streamPauseMs: 0,
     waitUntil: (deadline) =>
       new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now()))),
     close: () => Promise.resolve(),
@@ -200,7 +203,10 @@ export async function startAnthropicUpstream(): Promise<AnthropicUpstream> {
           "content-type": "text/event-stream",
           "cache-control": "no-cache",
         });
-        for (const [event, data] of events(body, reply)) {
+        for (const [index, [event, data]] of events(body, reply).entries()) {
+          if (index === 1 && state.streamPauseMs > 0) {
+            await new Promise((resolve) => setTimeout(resolve, state.streamPauseMs));
+          }
           response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         }
         response.end();

@@ -1,12 +1,15 @@
 /**
  * Sends one key's requests to several servers in turn for a while, `concurrency` at a time, and
  * counts what each answered: admitted (anything but 401 and 429), rate-limited (429), refused
- * (401). The request is a read the key may make (a conversation that does not exist).
+ * (401). The request is a read the key may make (a conversation that does not exist). A request
+ * whose connection failed (a server that is down, as in the fault test) is counted in `failed`.
  */
 export interface HammerCounts {
   admitted: number;
   limited: number;
   unauthorized: number;
+  /** Requests with no answer: the connection was refused or died. */
+  failed: number;
 }
 
 export interface HammerResult extends HammerCounts {
@@ -20,7 +23,7 @@ export async function hammer(
   headers: Record<string, string>,
   options: { readonly durationMs: number; readonly concurrency: number },
 ): Promise<HammerResult> {
-  const perServer = urls.map(() => ({ admitted: 0, limited: 0, unauthorized: 0 }));
+  const perServer = urls.map(() => ({ admitted: 0, limited: 0, unauthorized: 0, failed: 0 }));
   const started = performance.now();
   let lastSent = started;
   let next = 0;
@@ -28,9 +31,16 @@ export async function hammer(
     while (performance.now() - started < options.durationMs) {
       const index = next++ % urls.length;
       lastSent = performance.now();
-      const response = await fetch(`${urls[index]}/v1/conversations/conv_missing`, { headers });
-      await response.arrayBuffer();
       const counts = perServer[index]!;
+      let response: Response;
+      try {
+        response = await fetch(`${urls[index]}/v1/conversations/conv_missing`, { headers });
+        await response.arrayBuffer();
+      } catch {
+        counts.failed++;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        continue;
+      }
       if (response.status === 429) counts.limited++;
       else if (response.status === 401) counts.unauthorized++;
       else counts.admitted++;
@@ -45,5 +55,6 @@ export async function hammer(
     admitted: sum((counts) => counts.admitted),
     limited: sum((counts) => counts.limited),
     unauthorized: sum((counts) => counts.unauthorized),
+    failed: sum((counts) => counts.failed),
   };
 }
