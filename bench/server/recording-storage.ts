@@ -23,6 +23,9 @@
 //    p50 < 5 ms for a ~400 KB body; the bytes (and the response's) must equal what was sent.
 // Runs with the server's defaults (VERBATIM_RECORD_COMPRESSION unset); when the server's
 // sources name VERBATIM_RECORD_COMPRESSION, once more with VERBATIM_RECORD_COMPRESSION=none.
+// The server packs an idle subject's small pieces (VERBATIM_RECORD_PACK_AFTER_MS, 30 s by
+// default): the bench sets it to PACK_AFTER_MS and, at each checkpoint, waits until the store
+// has stopped changing, so the figures are those a session has once it has been idle that long.
 // Then, per database, with the server's defaults (recording-overhead.ts):
 // 3. Recording overhead: POST /v1/messages p50 through the server over a bare pass-through proxy,
 //    request bodies of ~4 KB and ~400 KB from growing sessions; goal < 1 ms beyond the call's
@@ -85,6 +88,8 @@ for (const count of CALL_COUNTS) {
   CHECKPOINTS.add(count);
 }
 const READS = 50;
+/** The server's idle time before packing (the bench's; the default is 30 s). */
+const PACK_AFTER_MS = 500;
 const SEED = Number(values.seed);
 const OPERATOR = "vop_bench_storage";
 const root = new URL("../../", import.meta.url).pathname;
@@ -390,6 +395,7 @@ async function runSession(
     ANTHROPIC_API_KEY: "sk-ant-bench",
     ANTHROPIC_BASE_URL: upstream.url,
     VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
+    VERBATIM_RECORD_PACK_AFTER_MS: String(PACK_AFTER_MS),
     VERBATIM_OPERATOR_TOKEN: OPERATOR,
   });
   const serverUrl = /listening on (\S+)/.exec(server.out())?.[1] ?? "";
@@ -444,11 +450,26 @@ async function runSession(
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
+    /** The store's sizes once it stopped changing (the idle subject packed). */
+    const settled = async (): Promise<Sizes> => {
+      await new Promise((resolve) => setTimeout(resolve, PACK_AFTER_MS));
+      let sizes = await store.sizes();
+      for (let steady = 0; steady < 3;) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const next = await store.sizes();
+        const same =
+          next.total === sizes.total &&
+          [...next.tables].every(([table, bytes]) => sizes.tables.get(table) === bytes);
+        steady = same ? steady + 1 : 0;
+        sizes = next;
+      }
+      return sizes;
+    };
     const measure = async (calls: number) => {
       let waited = performance.now();
       if (calls > 0) await placed(calls);
       waited = performance.now() - waited;
-      const sizes = await store.sizes();
+      const sizes = calls > 0 ? await settled() : await store.sizes();
       checkpoints.set(calls, {
         calls,
         distinct: accounting.distinct,

@@ -16,33 +16,12 @@ import {
 } from "../../packages/server/src/gateway/recording/calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
-import { callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
+import { anthropicCallToRecord, callsPlaced, recordedCallRows } from "../support/recorded-calls.js";
 import { testServer, type TestServer } from "../support/server.js";
 
-const ANSWER = JSON.stringify({
-  id: "msg_up",
-  type: "message",
-  role: "assistant",
-  model: "claude-test",
-  content: [{ type: "text", text: "A" }],
-  stop_reason: "end_turn",
-  usage: { input_tokens: 7, output_tokens: 3 },
-});
-
+/** A call whose upstream answered "A". */
 function call(subjectUid: string, messages: unknown[]): CallToRecord {
-  return {
-    subjectUid,
-    format: "anthropic-messages",
-    path: "/v1/messages",
-    model: "claude-test",
-    messages,
-    requestHeaders: {},
-    requestBody: Buffer.from(JSON.stringify({ model: "claude-test", messages })),
-    statusCode: 200,
-    responseHeaders: { "content-type": "application/json" },
-    responseBody: Buffer.from(ANSWER),
-    durationMs: 1,
-  };
+  return anthropicCallToRecord(subjectUid, messages, "A");
 }
 
 const first = [{ role: "user", content: "Q1" }];

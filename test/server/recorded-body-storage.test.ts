@@ -6,7 +6,9 @@
  * body moved elsewhere), content-encoded responses, every compression setting, two subjects
  * interleaved. Then the figures that make it worth it: a growing session stores about its new
  * bytes per call, a block sent again elsewhere is not stored again, nor is it shared with
- * another subject; and a base deleted under a recorder is not referred to.
+ * another subject; and a base deleted under a recorder is not referred to. Packing (small
+ * pieces joined into larger ones, bodies/packing.ts) runs at random points of the random
+ * sessions, and beside a long session's recording and reading.
  */
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
@@ -16,7 +18,11 @@ import {
   type CallToRecord,
 } from "../../packages/server/src/gateway/recording/calls.js";
 import { BodyReader } from "../../packages/server/src/gateway/recording/bodies/body-reader.js";
-import type { Compression } from "../../packages/server/src/gateway/recording/bodies/compression.js";
+import {
+  codecOf,
+  type Compression,
+} from "../../packages/server/src/gateway/recording/bodies/compression.js";
+import { packSubject } from "../../packages/server/src/gateway/recording/bodies/packing.js";
 import { BodyReadCache } from "../../packages/server/src/gateway/recording/bodies/read-cache.js";
 import { findRecordedCall } from "../../packages/server/src/store/repositories/recorded-calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
@@ -130,6 +136,10 @@ const session = fc.record({
       response: fc.uint8Array({ maxLength: 8000 }).map((bytes) => Buffer.from(bytes)),
       gzip: fc.boolean(),
       other: fc.boolean(),
+      /** Pack the subject after this call: no, full packs only, or all. */
+      pack: fc.constantFrom("no", "no", "full", "all"),
+      /** Read the subject's calls through a read cache after this call. */
+      read: fc.boolean(),
     }),
     { minLength: 1, maxLength: 7 },
   ),
@@ -172,6 +182,12 @@ describeEachDialect(
       for (const recorder of recorders) await recorder.close();
     });
     let recorder: RecordedCalls;
+    /** A stored call's request read through `cache`, as the console reads it. */
+    const readRequest = async (id: string, cache: BodyReadCache) => {
+      const row = await findRecordedCall(getDatabase().db, id);
+      if (row === undefined) throw new Error(`no call ${id}`);
+      return new BodyReader(getDatabase().db, cache).request(row);
+    };
     beforeAll(() => {
       recorder = new RecordedCalls(getDatabase(), { gatewayMessages: false });
       recorders.push(recorder);
@@ -184,6 +200,7 @@ describeEachDialect(
           fc.asyncProperty(session, async ({ first, steps, compression }) => {
             const own = new RecordedCalls(getDatabase(), { gatewayMessages: false, compression });
             recorders.push(own);
+            const cache = new BodyReadCache();
             const subject = uniqueName("bodies");
             const other = uniqueName("bodies_other");
             const sent = new Map<string, { request: Buffer; response: Buffer }>();
@@ -201,12 +218,28 @@ describeEachDialect(
               });
               await kept.placed;
             };
+            const readAll = async () => {
+              for (const row of await recordedCallRows(getDatabase(), subject)) {
+                const read = await readRequest(row.id, cache);
+                expect(read.equals(sent.get(row.id)?.request ?? Buffer.alloc(1))).toBe(true);
+              }
+            };
             await keep(subject, first, Buffer.from("first"), false);
             for (const step of steps) {
               const body = applyEdits(bodies, step.edits);
               bodies.push(body);
               await keep(step.other ? other : subject, body, step.response, step.gzip);
+              if (step.pack !== "no") {
+                for (const subjectUid of [subject, other]) {
+                  await packSubject(getDatabase(), subjectUid, {
+                    codec: codecOf(compression),
+                    all: step.pack === "all",
+                  });
+                }
+              }
+              if (step.read) await readAll();
             }
+            await readAll();
             for (const subjectUid of [subject, other]) {
               for (const row of await recordedCallRows(getDatabase(), subjectUid)) {
                 const expected = sent.get(row.id);
@@ -309,13 +342,6 @@ describeEachDialect(
       expect(row?.request.equals(next)).toBe(true);
     });
 
-    /** A stored call's request read through `cache`, as the console reads it. */
-    const readRequest = async (id: string, cache: BodyReadCache) => {
-      const row = await findRecordedCall(getDatabase().db, id);
-      if (row === undefined) throw new Error(`no call ${id}`);
-      return new BodyReader(getDatabase().db, cache).request(row);
-    };
-
     it("issue 33: a request read again, or the next one of its session, takes the pieces it shares from the read cache", async () => {
       const subject = uniqueName("read_cache");
       const bodies = [Buffer.from(randomText(11, 30_000))];
@@ -378,5 +404,61 @@ describeEachDialect(
       }
       expect((await readRequest(next.callId, cache)).equals(second)).toBe(true);
     });
+
+    it("issue 33: a long session packed while it records and is read stays byte for byte, and packs shrink it", async () => {
+      const database = getDatabase();
+      const subject = uniqueName("packed");
+      const own = new RecordedCalls(database, { gatewayMessages: false, packAfterMs: 5 });
+      recorders.push(own);
+      const system = randomText(21, 30_000);
+      const turns: string[] = [];
+      const sent = new Map<string, Buffer>();
+      const cache = new BodyReadCache();
+      const ids: string[] = [];
+      for (let index = 0; index < 45; index++) {
+        turns.push(JSON.stringify({ role: "user", content: randomText(index + 40, 2500) }));
+        const body = Buffer.from(
+          `{"model":"m","messages":[${turns.join(",")}],"system":${JSON.stringify(system)}}`,
+        );
+        const kept = await own.keep(
+          call(subject, body, Buffer.from(randomText(index, 900)), false),
+        );
+        sent.set(kept.callId, body);
+        ids.push(kept.callId);
+        // Reads race the packing the recorder runs in the background.
+        const reading = readRequest(kept.callId, cache);
+        if (index % 7 === 3) await new Promise((resolve) => setTimeout(resolve, 20));
+        if (index % 5 === 0) {
+          await packSubject(database, subject, { codec: codecOf("auto"), all: index % 2 === 0 });
+        }
+        expect((await reading).equals(body)).toBe(true);
+        await kept.placed;
+      }
+      await own.bodies.packing?.idle();
+      await packSubject(database, subject, { codec: codecOf("auto") });
+      // A fresh reader and a fresh recorder: the chunk index finds the moved bytes.
+      for (const [index, id] of ids.entries()) {
+        const fresh = await readRequest(id, new BodyReadCache());
+        expect(fresh.equals(sent.get(id) as Buffer)).toBe(true);
+        if (index % 9 === 0) expect((await readRequest(id, cache)).equals(fresh)).toBe(true);
+      }
+      for (const row of await recordedCallRows(database, subject)) {
+        expect(row.request.equals(sent.get(row.id) as Buffer)).toBe(true);
+      }
+      const pieces = await database.db
+        .selectFrom("ai_gateway_body_pieces")
+        .select(["id", "size"])
+        .where("subject_uid", "=", subject)
+        .execute();
+      expect(pieces.length).toBeLessThan(10);
+      const again = new RecordedCalls(database, { gatewayMessages: false, compression: "none" });
+      recorders.push(again);
+      const before = (await pieceBytes(database, subject)).size;
+      const body = Buffer.from(`{"system":${JSON.stringify(system)},"other":1}`);
+      const kept = await again.keep(call(subject, body, Buffer.from("x"), false));
+      await kept.placed;
+      expect((await pieceBytes(database, subject)).size - before).toBeLessThan(2 * 16_384);
+      expect((await readRequest(kept.callId, new BodyReadCache())).equals(body)).toBe(true);
+    }, 60_000);
   },
 );

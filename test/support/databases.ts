@@ -42,7 +42,8 @@ export const postgresUrl: string | undefined = process.env["VERBATIM_PG_URL"] ||
 export const testDialects: readonly TestDialect[] = ["sqlite", "postgres"];
 
 let noticeShown = false;
-function showSkipNotice(name: string): void {
+/** The notice (once per file) that PostgreSQL cases are skipped, naming the first of them. */
+export function showSkipNotice(name: string): void {
   if (noticeShown) return;
   noticeShown = true;
   process.stderr.write(

@@ -5,6 +5,7 @@
  * end). A test that reads a chain after a call waits for this.
  */
 import { BodyReader } from "../../packages/server/src/gateway/recording/bodies/body-reader.js";
+import type { CallToRecord } from "../../packages/server/src/gateway/recording/calls.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 
 /**
@@ -61,4 +62,35 @@ export async function recordedCallRows(database: StoreDatabase, subjectUid: stri
     });
   }
   return out;
+}
+
+/** An Anthropic Messages call to record whose upstream answered `text` (JSON, whole). */
+export function anthropicCallToRecord(
+  subjectUid: string,
+  messages: unknown[],
+  text: string,
+): CallToRecord {
+  return {
+    subjectUid,
+    format: "anthropic-messages",
+    path: "/v1/messages",
+    model: "claude-test",
+    messages,
+    requestHeaders: {},
+    requestBody: Buffer.from(JSON.stringify({ model: "claude-test", messages })),
+    statusCode: 200,
+    responseHeaders: { "content-type": "application/json" },
+    responseBody: Buffer.from(
+      JSON.stringify({
+        id: "msg_up",
+        type: "message",
+        role: "assistant",
+        model: "claude-test",
+        content: [{ type: "text", text }],
+        stop_reason: "end_turn",
+        usage: { input_tokens: 7, output_tokens: 3 },
+      }),
+    ),
+    durationMs: 1,
+  };
 }

@@ -56,7 +56,7 @@ function freshRandom(): void {
  * placing a crashed server's calls relies on.
  */
 export function newId(
-  prefix: "msg" | "conv" | "branch" | "job" | "turn" | "wake" | "call",
+  prefix: "msg" | "conv" | "branch" | "job" | "turn" | "wake" | "call" | "server",
   time: number = Date.now(),
 ): string {
   let value = Math.max(0, Math.floor(time));

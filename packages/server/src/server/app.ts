@@ -100,6 +100,12 @@ export interface ServerOptions {
    */
   readonly recordCompression?: Compression;
   /**
+   * Packs a subject's small pieces of recorded bytes once it has recorded nothing for this long
+   * (docs/server/recorded-calls.md; 0 or unset: never). `verbatim serve` reads
+   * VERBATIM_RECORD_PACK_AFTER_MS (default 30 s on SQLite, 0 on PostgreSQL).
+   */
+  readonly recordPackAfterMs?: number;
+  /**
    * Build the console's message and job pages in a worker thread with its own read-only
    * connection to the store (default on, with named prepared statements on PostgreSQL);
    * `false` builds them on the event loop. A store that cannot be opened again from its
@@ -335,6 +341,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         ...(options.recordCompression === undefined
           ? {}
           : { recordCompression: options.recordCompression }),
+        ...(options.recordPackAfterMs === undefined
+          ? {}
+          : { recordPackAfterMs: options.recordPackAfterMs }),
       });
     });
     if (typeof options.webRoot === "string") registerWebRoutes(app, options.webRoot);

@@ -56,6 +56,8 @@ export interface RunningServer {
 export const DEFAULT_DATABASE = "./.verbatim/verbatim.sqlite";
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = "127.0.0.1";
+/** A subject's recorded bytes are packed once it has recorded nothing for this long (SQLite). */
+export const DEFAULT_RECORD_PACK_AFTER_MS = 30_000;
 
 function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | false {
   const perMinute = wholeNumberFromEnv(env, "VERBATIM_RATE_LIMIT_PER_MINUTE");
@@ -121,6 +123,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     recordRedact: switchFromEnv(env, "VERBATIM_RECORD_REDACT") ?? false,
     recordCompression: recordCompressionFromEnv(env),
   };
+  const recordPackAfterMs = wholeNumberFromEnv(env, "VERBATIM_RECORD_PACK_AFTER_MS");
   const consolePage = await prepareConsolePage(
     env,
     options.cwd ?? process.cwd(),
@@ -165,6 +168,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       database,
       operatorToken,
       ...settings,
+      // On by default on SQLite only: on PostgreSQL a pack's rewritten rows stay as dead
+      // tuples until a vacuum (docs/server/performance.md, "Recording storage").
+      recordPackAfterMs:
+        recordPackAfterMs ??
+        (database.location.dialect === "sqlite" ? DEFAULT_RECORD_PACK_AFTER_MS : 0),
       consoleWorker,
       ...(redisLimits === undefined ? {} : { sharedLimits: redisLimits }),
       webRoot:

@@ -24,6 +24,12 @@ export interface DialectCapabilities {
    * (a commit included). PostgreSQL: a statement is a round trip, the event loop free meanwhile.
    */
   readonly runsInThread: boolean;
+  /**
+   * PostgreSQL: `SELECT … FOR UPDATE SKIP LOCKED`, so servers sharing a periodic job each claim
+   * rows no other holds. SQLite has none, and needs none: a write transaction holds the whole
+   * database (`BEGIN IMMEDIATE`).
+   */
+  readonly skipLocked: boolean;
 }
 
 export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilities {
@@ -35,6 +41,7 @@ export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilit
         beginStatement: "begin immediate",
         writesInWith: false,
         runsInThread: true,
+        skipLocked: false,
       }
     : {
         dialect,
@@ -43,5 +50,6 @@ export function capabilitiesOf(dialect: "sqlite" | "postgres"): DialectCapabilit
         beginStatement: "begin",
         writesInWith: true,
         runsInThread: false,
+        skipLocked: true,
       };
 }

@@ -76,6 +76,11 @@ export interface RecordedCallTable {
   /** The bodies' sizes in bytes (null with `body_storage` 0). */
   readonly request_size: Optional<number | null>;
   readonly response_size: Optional<number | null>;
+  /**
+   * PostgreSQL: the order the calls were kept in, from one sequence of the database (migration
+   * 0019; null on SQLite and for calls placed before it): unplaced calls are placed in it.
+   */
+  readonly kept_order: Generated<number | null>;
 }
 
 /** A run of recorded bytes of one subject (migration 0015). */

@@ -87,6 +87,11 @@ export interface GatewayMessageTable {
    * messages nobody leases.
    */
   readonly lease_expires_at: string | null;
+  /**
+   * The server holding the lease of an in_progress response (its id, new at each start;
+   * migration 0019): it renews its leases by this id in one statement. Null for other messages.
+   */
+  readonly lease_holder: string | null;
 }
 
 /** A caller's idempotency key and what the first request with it produced. */

@@ -52,6 +52,8 @@ export interface PreparedMessage {
   readonly request: string | null;
   /** An in_progress message's lease (ISO time), when it has one (docs/server/responses.md). */
   readonly leaseExpiresAt?: string;
+  /** The server holding that lease (its id; responses/leases.ts). */
+  readonly leaseHolder?: string;
 }
 
 export interface AppendPlan {
@@ -199,6 +201,7 @@ function chainRows(plan: AppendPlan, start: ChainStart, branchId: string): Messa
       updated_at: plan.now,
       request: message.request,
       lease_expires_at: message.leaseExpiresAt ?? null,
+      lease_holder: message.leaseHolder ?? null,
     };
   });
 }

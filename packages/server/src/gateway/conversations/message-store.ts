@@ -63,13 +63,20 @@ export interface FinishInput {
   readonly gateway?: GatewayFacts;
 }
 
-/** A prepared append's messages, each in_progress one with its lease's end from `now`. */
+/**
+ * A prepared append's messages, each in_progress one with its lease's end from `now` and the
+ * holder that renews it.
+ */
 function withLeases(prepared: PreparedAppend, now: Date): PreparedAppend["messages"] {
   return prepared.messages.map((message, index) => {
     const lease = prepared.leases[index];
     return lease === undefined
       ? message
-      : { ...message, leaseExpiresAt: new Date(now.getTime() + lease).toISOString() };
+      : {
+          ...message,
+          leaseExpiresAt: new Date(now.getTime() + lease.milliseconds).toISOString(),
+          ...(lease.holder === undefined ? {} : { leaseHolder: lease.holder }),
+        };
   });
 }
 

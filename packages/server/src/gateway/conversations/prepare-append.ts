@@ -42,6 +42,12 @@ export interface AppendMessageInput {
    * `renewLeases`; once past, `endAbandoned` ends it `incomplete` (docs/server/responses.md).
    */
   readonly leaseMilliseconds?: number;
+  /**
+   * Who renews that lease: the server's id (gateway/responses/leases.ts), which renews every
+   * lease it holds in one statement. Without it nobody renews it: it runs out after
+   * `leaseMilliseconds`.
+   */
+  readonly leaseHolder?: string;
 }
 
 export interface AppendInput {
@@ -56,12 +62,26 @@ export interface AppendInput {
 }
 
 /** A message to append and its lease, apart (the lease is not stored with the message). */
-function withoutLease(raw: unknown): { leaseMilliseconds: unknown; fields: unknown } {
-  if (typeof raw !== "object" || raw === null || !("leaseMilliseconds" in raw)) {
-    return { leaseMilliseconds: undefined, fields: raw };
+function withoutLease(raw: unknown): {
+  leaseMilliseconds: unknown;
+  leaseHolder: unknown;
+  fields: unknown;
+} {
+  if (
+    typeof raw !== "object" ||
+    raw === null ||
+    !("leaseMilliseconds" in raw || "leaseHolder" in raw)
+  ) {
+    return { leaseMilliseconds: undefined, leaseHolder: undefined, fields: raw };
   }
-  const { leaseMilliseconds, ...fields } = raw as Record<string, unknown>;
-  return { leaseMilliseconds, fields };
+  const { leaseMilliseconds, leaseHolder, ...fields } = raw as Record<string, unknown>;
+  return { leaseMilliseconds, leaseHolder, fields };
+}
+
+/** An in_progress message's lease: how long from the write, and who renews it. */
+export interface PreparedLease {
+  readonly milliseconds: number;
+  readonly holder: string | undefined;
 }
 
 /** An append checked by `prepareAppend`, ready for `appendPrepared`. */
@@ -69,8 +89,8 @@ export interface PreparedAppend {
   readonly subjectUid: string;
   readonly request: z.output<typeof appendInputSchema>;
   readonly messages: readonly PreparedMessage[];
-  /** Each message's lease in milliseconds, when it has one. */
-  readonly leases: readonly (number | undefined)[];
+  /** Each message's lease, when it has one. */
+  readonly leases: readonly (PreparedLease | undefined)[];
   readonly conversationMetadata: CallerMetadata;
 }
 
@@ -102,10 +122,10 @@ export function prepareAppend(
       { where: "messages", hint: "Split the write; nothing was written" },
     );
   }
-  const leases: (number | undefined)[] = [];
+  const leases: (PreparedLease | undefined)[] = [];
   const messages = request.messages.map((raw, index) => {
     const where = `messages[${index}]`;
-    const { leaseMilliseconds, fields } = withoutLease(raw);
+    const { leaseMilliseconds, leaseHolder, fields } = withoutLease(raw);
     const message = parseOrThrow(appendMessageSchema, fields, where);
     if (message.status === "in_progress" && index !== request.messages.length - 1) {
       throw new VerbatimError(
@@ -128,7 +148,20 @@ export function prepareAppend(
         );
       }
     }
-    leases.push(leaseMilliseconds);
+    if (
+      leaseHolder !== undefined &&
+      (leaseMilliseconds === undefined || typeof leaseHolder !== "string" || leaseHolder === "")
+    ) {
+      throw new VerbatimError("gateway_input_invalid", "a lease holder is a server's id", {
+        where: `${where}.leaseHolder`,
+        hint: "Name the holder of a lease only, with leaseMilliseconds",
+      });
+    }
+    leases.push(
+      leaseMilliseconds === undefined
+        ? undefined
+        : { milliseconds: leaseMilliseconds, holder: leaseHolder },
+    );
     const metadataValue = {
       caller: checkCallerMetadata(message.metadata, `${where}.metadata`),
       gateway: parseGatewayFacts(message.gateway, `${where}.gateway`),

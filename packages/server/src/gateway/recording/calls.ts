@@ -3,7 +3,6 @@ import type { StoreDatabase } from "../../store/index.js";
 import {
   findRecordedCall,
   insertRecordedCall,
-  listSubjectsWithUnplacedCalls,
   listUnplacedCallIds,
 } from "../../store/repositories/recorded-calls.js";
 import { inTransaction } from "../../store/transaction.js";
@@ -18,6 +17,7 @@ import {
   type PlacementOptions,
   type RecordedCallResult,
 } from "./placement.js";
+import { LeftoverSweep } from "./leftovers.js";
 import { placeInSlices } from "./placing.js";
 import { PrefixHashCache } from "./prefix-cache.js";
 import { SubjectQueues } from "./queue.js";
@@ -41,8 +41,10 @@ export type { RecordedCallResult } from "./placement.js";
  *    call is placed after its previous one, so its matching sees every earlier call, whatever
  *    runs concurrently.
  * A call left unplaced (the process ended between the two steps, or another server process on
- * the same database kept it) is placed from its row by the next placing of its subject, and at
- * start (`placeLeftovers`), oldest first: nothing kept is lost. `close` waits for the queue.
+ * the same database kept it) is placed from its row by the next placing of its subject (which
+ * places every earlier unplaced call of its subject first, whichever process kept it), at start,
+ * and, once it is `leftoverAfterMs` old, by any server's periodic look (`placeLeftovers`,
+ * leftovers.ts), oldest first: nothing kept is lost. `close` waits for the queue.
  */
 export interface CallToRecord {
   readonly subjectUid: string;
@@ -87,8 +89,20 @@ export interface RecordedCallsOptions {
    * it, else brotli). VERBATIM_RECORD_COMPRESSION sets it for `verbatim serve`.
    */
   readonly compression?: Compression;
+  /**
+   * Packs a subject's small pieces of recorded bytes into larger ones once it has recorded
+   * nothing for this long (bodies/packing.ts; off when not given).
+   * VERBATIM_RECORD_PACK_AFTER_MS sets it for `verbatim serve`.
+   */
+  readonly packAfterMs?: number;
   /** Told when placing a call this process did not keep (a leftover) fails. */
   readonly onLeftoverError?: (error: unknown, callId: string | undefined) => void;
+  /**
+   * How long after its keep a call still unplaced is taken as left by a server that died, and
+   * placed by this one (default 30 s; leftovers.ts). `verbatim serve` uses the response lease
+   * (VERBATIM_RESPONSE_LEASE_MS).
+   */
+  readonly leftoverAfterMs?: number;
 }
 
 /** Headers that carry credentials: never stored. */
@@ -132,6 +146,8 @@ export class RecordedCalls {
   readonly #onLeftoverError: (error: unknown, callId: string | undefined) => void;
   /** The start's look for unplaced calls (placeLeftovers). */
   #looking: Promise<void> = Promise.resolve();
+  /** Looks for calls nobody places (a crash, a server that died), at start and periodically. */
+  readonly #leftovers: LeftoverSweep;
 
   constructor(
     private readonly database: StoreDatabase,
@@ -140,6 +156,16 @@ export class RecordedCalls {
     this.sanitizer = options.redact === true ? createSanitizer() : undefined;
     this.bodies = new BodyStore(database, {
       ...(options.compression === undefined ? {} : { compression: options.compression }),
+      ...(options.packAfterMs === undefined || options.packAfterMs <= 0
+        ? {}
+        : {
+            packing: {
+              afterMs: options.packAfterMs,
+              // As placing: when no call is being answered (SQLite's one connection).
+              beforeEach: () => this.#quiet.quiet(performance.now()),
+              onError: (error: unknown) => this.#onLeftoverError(error, undefined),
+            },
+          }),
     });
     this.#placement = {
       prefixes: this.prefixes,
@@ -148,6 +174,19 @@ export class RecordedCalls {
     };
     this.#onLeftoverError = options.onLeftoverError ?? (() => undefined);
     this.#quiet = new QuietGate(2, options.placeWithinMs ?? 100);
+    this.#leftovers = new LeftoverSweep(
+      database,
+      {
+        placeSubject: (subjectUid) => {
+          if (this.#queues.has(subjectUid)) return;
+          this.#queues
+            .run(subjectUid, () => this.#place(subjectUid, undefined))
+            .catch((error: unknown) => this.#onLeftoverError(error, undefined));
+        },
+        failedIds: () => [...this.#failed],
+      },
+      options.leftoverAfterMs === undefined ? {} : { afterMs: options.leftoverAfterMs },
+    );
   }
 
   /**
@@ -272,24 +311,21 @@ export class RecordedCalls {
   }
 
   /**
-   * Queues the placing of every subject's unplaced calls (those a crash left, oldest first);
-   * resolves once they are queued. Called at start.
+   * Queues the placing of the oldest unplaced calls' subjects (those a crash left, oldest first)
+   * and resolves once they are queued; then, until `close`, places the calls kept more than
+   * `leftoverAfterMs` ago that are still unplaced (a server that died left them). Called at start.
    */
   placeLeftovers(): Promise<void> {
-    this.#looking = (async () => {
-      for (const subjectUid of await listSubjectsWithUnplacedCalls(this.database.db)) {
-        this.#queues
-          .run(subjectUid, () => this.#place(subjectUid, undefined))
-          .catch((error: unknown) => this.#onLeftoverError(error, undefined));
-      }
-    })();
+    this.#looking = this.#leftovers.start((error) => this.#onLeftoverError(error, undefined));
     return this.#looking;
   }
 
-  /** Resolves once every queued placing has ended. */
+  /** Resolves once every queued placing has ended (and stops looking for leftovers). */
   async close(): Promise<void> {
     await this.#looking.catch(() => undefined);
+    await this.#leftovers.stop();
     await this.#queues.idle();
+    await this.bodies.packing?.stop();
   }
 
   /**
@@ -306,12 +342,12 @@ export class RecordedCalls {
         // Chosen outside a transaction: each transaction of the placing checks, under the
         // subject's lock, that the call is still unplaced.
         const ids = await listUnplacedCallIds(this.database.db, subjectUid);
-        const next = ids.find(
-          (id) => id === own || (!this.#pending.has(id) && !this.#failed.has(id)),
-        );
+        // The oldest first, this process's own calls included (kept in another order than
+        // their commits came back, or queued behind this subject's job).
+        const next = ids.find((id) => id === own || !this.#failed.has(id));
         if (next === undefined) return await this.#placedElsewhere(own);
         try {
-          const local = next === own ? this.#pending.get(next) : undefined;
+          const local = this.#pending.get(next);
           const row =
             local === undefined ? await findRecordedCall(this.database.db, next) : undefined;
           const call =

@@ -21,6 +21,11 @@ export class SubjectQueues {
     return result;
   }
 
+  /** Whether work is queued or running under `key`. */
+  has(key: string): boolean {
+    return this.#tails.has(key);
+  }
+
   /** Keys with work queued or running. */
   get size(): number {
     return this.#tails.size;

@@ -9,6 +9,7 @@ describeEachDialect("response leases", (getDatabase) => {
     store: GatewayMessageStore,
     subject: string,
     leaseMilliseconds: number,
+    leaseHolder?: string,
   ) => {
     const [started] = await store.appendMessages(subject, {
       previousMessageId: null,
@@ -18,6 +19,7 @@ describeEachDialect("response leases", (getDatabase) => {
           content: [{ type: "text", text: "so far" }],
           status: "in_progress",
           leaseMilliseconds,
+          ...(leaseHolder === undefined ? {} : { leaseHolder }),
         },
       ],
     });
@@ -62,9 +64,9 @@ describeEachDialect("response leases", (getDatabase) => {
   it("renewing keeps a held response alive; one ended elsewhere is reported lost", async () => {
     const store = new GatewayMessageStore(getDatabase());
     const subject = uniqueName("lease");
-    const kept = await startLeased(store, subject, 50);
-    const ended = await startLeased(store, subject, 50);
     const leases = new ResponseLeases(getDatabase(), { leaseMilliseconds: 60_000 });
+    const kept = await startLeased(store, subject, 50, leases.holder);
+    const ended = await startLeased(store, subject, 50, leases.holder);
     const lost: string[] = [];
     leases.hold(kept.id, () => lost.push(kept.id));
     leases.hold(ended.id, () => lost.push(ended.id));
@@ -107,13 +109,13 @@ describeEachDialect("response leases", (getDatabase) => {
     );
   });
 
-  it("renews more held responses than one statement binds", async () => {
+  it("renews every response of its holder in one statement, however many; those of other holders are not its own", async () => {
     const store = new GatewayMessageStore(getDatabase());
     const subject = uniqueName("lease");
     const leases = new ResponseLeases(getDatabase(), { leaseMilliseconds: 60_000 });
     const ids: string[] = [];
     for (let index = 0; index < 1005; index++) ids.push(`msg_missing_${index}`);
-    const one = await startLeased(store, subject, 60_000);
+    const one = await startLeased(store, subject, 60_000, leases.holder);
     ids.push(one.id);
     const lost: string[] = [];
     for (const id of ids) leases.hold(id, () => lost.push(id));
@@ -121,5 +123,48 @@ describeEachDialect("response leases", (getDatabase) => {
     expect(lost).toHaveLength(1005);
     expect(lost).not.toContain(one.id);
     await store.finishMessage(subject, one.id, { status: "completed" });
+  });
+
+  it("issue 34 item 3: a server renews only its own leases; a released response still in_progress runs out", async () => {
+    const ours = new GatewayMessageStore(getDatabase());
+    const subject = uniqueName("lease");
+    const leases = new ResponseLeases(getDatabase(), { leaseMilliseconds: 60_000 });
+    const theirs = new ResponseLeases(getDatabase(), { leaseMilliseconds: 60_000 });
+    const held = await startLeased(ours, subject, 60_000, leases.holder);
+    const stuck = await startLeased(ours, subject, 60_000, leases.holder);
+    // Another server's: held there, never renewed here.
+    const other = await startLeased(ours, subject, 1, theirs.holder);
+    const lost: string[] = [];
+    leases.hold(held.id, () => lost.push(held.id));
+    leases.hold(stuck.id, () => lost.push(stuck.id));
+    // Its answer ended but its end could not be written: the row stays in_progress.
+    leases.release(stuck.id);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await leases.renew();
+    expect(lost).toEqual([]);
+    const ended = await new ResponseLeases(getDatabase()).endAbandoned();
+    expect(ended).toContain(other.id);
+    expect(ended).toContain(stuck.id);
+    expect(ended).not.toContain(held.id);
+    expect((await statusOf(held.id))?.status).toBe("in_progress");
+    leases.release(held.id);
+    await ours.finishMessage(subject, held.id, { status: "completed" });
+    expect(theirs.holder).not.toBe(leases.holder);
+  });
+
+  it("issue 34 item 3: servers reconciling at once end each abandoned response once", async () => {
+    const store = new GatewayMessageStore(getDatabase());
+    const subject = uniqueName("lease");
+    const abandoned = new Set<string>();
+    for (let index = 0; index < 250; index++) {
+      abandoned.add((await startLeased(store, subject, 1)).id);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => new ResponseLeases(getDatabase()).endAbandoned()),
+    );
+    const mine = results.flat().filter((id) => abandoned.has(id));
+    expect(mine.length).toBe(abandoned.size);
+    expect(new Set(mine).size).toBe(abandoned.size);
   });
 });

@@ -1,9 +1,12 @@
 import type { StoreDatabase } from "../../store/database.js";
 import {
+  claimExpiredLeaseRows,
   endAbandonedRow,
-  findExpiredLeaseRows,
-  renewLeaseRows,
+  expireHolderLeases,
+  renewHolderLeases,
 } from "../../store/repositories/gateway-response-leases.js";
+import { inTransaction } from "../../store/transaction.js";
+import { newId } from "../ids.js";
 import type { GatewayMessageMetadata } from "../conversations/message-types.js";
 import { parseStoredMetadata } from "../conversations/rows.js";
 
@@ -13,34 +16,47 @@ export const DEFAULT_LEASE_MILLISECONDS = 30_000;
 export const SERVER_INTERRUPTED = "server_interrupted";
 /** Abandoned responses ended per round of reconciliation. */
 const ENDED_PER_ROUND = 100;
+/** Released responses remembered until the next renewal, at most. */
+const RELEASED_AT_MOST = 100_000;
 
 export interface ResponseLeaseOptions {
   /** How long a lease lasts unless renewed; renewed every third of it. */
   readonly leaseMilliseconds?: number;
+  /**
+   * The id the leases of this server name as their holder (default: a new one, `server_…`):
+   * responses it starts are written with it (`leaseHolder`), and it renews them by it.
+   */
+  readonly holder?: string;
   /** The clock (tests). */
   readonly now?: () => Date;
 }
 
 /**
- * The leases of the in_progress responses one server answers. While it answers, the server
- * renews each lease every third of its length; a server that dies renews nothing, so its
- * responses' leases run out. Every server (at start and then every third of a lease) ends the
- * responses whose lease ran out: `incomplete`, stop reason `server_interrupted`, their content
- * as it was written. A held response whose row is no longer in_progress (cancelled or ended by
- * another server) is reported lost, so its answer stops.
+ * The leases of the in_progress responses one server answers. Every third of a lease the server
+ * renews all its leases in one statement, by its holder id (docs/scale.md, "N servers on one
+ * database"); a server that dies renews nothing, so its responses' leases run out. Every server
+ * (at start and then every third of a lease) ends the responses whose lease ran out, a bounded
+ * batch at a time, each claimed so that no two servers end the same one: `incomplete`, stop
+ * reason `server_interrupted`, their content as it was written. A held response whose row is no
+ * longer in_progress (cancelled or ended by another server) is reported lost, so its answer stops.
  */
 export class ResponseLeases {
   readonly leaseMilliseconds: number;
+  /** This server's id, named by the leases it holds. */
+  readonly holder: string;
   readonly #database: StoreDatabase;
   readonly #now: () => Date;
   #onError: (error: unknown) => void = () => undefined;
   readonly #held = new Map<string, () => void>();
+  /** Released since the last renewal: a row of them still in_progress is let run out. */
+  readonly #released = new Set<string>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #round: Promise<void> | undefined;
 
   constructor(database: StoreDatabase, options: ResponseLeaseOptions = {}) {
     this.#database = database;
     this.leaseMilliseconds = options.leaseMilliseconds ?? DEFAULT_LEASE_MILLISECONDS;
+    this.holder = options.holder ?? newId("server");
     this.#now = options.now ?? (() => new Date());
   }
 
@@ -50,20 +66,31 @@ export class ResponseLeases {
   }
 
   release(messageId: string): void {
-    this.#held.delete(messageId);
+    // Bounded: without renewals (a store used without `start`) nothing empties it.
+    if (this.#held.delete(messageId) && this.#released.size < RELEASED_AT_MOST) {
+      this.#released.add(messageId);
+    }
   }
 
-  /** Renews every held lease; a held response no longer in_progress is released as lost. */
+  /**
+   * Renews every lease of this holder (one statement); a held response no longer in_progress is
+   * released as lost. A row renewed that was released (its end could not be written) gets its
+   * lease run out, so reconciliation ends it. A row renewed that is neither held nor released
+   * is one just written whose hold comes next: renewing it is right.
+   */
   async renew(): Promise<void> {
-    const ids = [...this.#held.keys()];
-    if (ids.length === 0) return;
-    const expiresAt = new Date(this.#now().getTime() + this.leaseMilliseconds).toISOString();
-    const renewed = await renewLeaseRows(this.#database.db, ids, expiresAt);
-    for (const id of ids) {
+    const released = [...this.#released];
+    this.#released.clear();
+    if (this.#held.size === 0 && released.length === 0) return;
+    const now = this.#now();
+    const expiresAt = new Date(now.getTime() + this.leaseMilliseconds).toISOString();
+    const renewed = await renewHolderLeases(this.#database.db, this.holder, expiresAt);
+    const ended = released.filter((id) => renewed.has(id) && !this.#held.has(id));
+    await expireHolderLeases(this.#database.db, this.holder, ended, now.toISOString());
+    for (const [id, onLost] of [...this.#held]) {
       if (renewed.has(id)) continue;
-      const onLost = this.#held.get(id);
       this.#held.delete(id);
-      onLost?.();
+      onLost();
     }
   }
 
@@ -75,29 +102,44 @@ export class ResponseLeases {
     const ended: string[] = [];
     for (;;) {
       const now = this.#now().toISOString();
-      const rows = await findExpiredLeaseRows(this.#database.db, now, ENDED_PER_ROUND);
-      let endedNow = 0;
-      for (const row of rows) {
-        let final: { status: string; metadata: string; updated_at: string };
-        try {
-          const stored = parseStoredMetadata(row, row.metadata);
-          const metadata: GatewayMessageMetadata = {
-            caller: stored.caller,
-            gateway: { ...stored.gateway, stopReason: SERVER_INTERRUPTED },
-          };
-          final = { status: "incomplete", metadata: JSON.stringify(metadata), updated_at: now };
-        } catch (error) {
-          this.#onError(error);
-          continue;
+      const { claimed, endedNow } = await inTransaction(this.#database, async (db) => {
+        const rows = await claimExpiredLeaseRows(
+          db,
+          now,
+          ENDED_PER_ROUND,
+          this.#database.capabilities.skipLocked,
+        );
+        let count = 0;
+        for (const row of rows) {
+          const final = this.#interrupted(row, now);
+          if (final !== undefined && (await endAbandonedRow(db, row, final, now))) {
+            ended.push(row.id);
+            count++;
+          }
         }
-        if (await endAbandonedRow(this.#database.db, row, final, now)) {
-          ended.push(row.id);
-          endedNow++;
-        }
-      }
+        return { claimed: rows.length, endedNow: count };
+      });
       // Another batch only when this one was full and all of it ended (never loops on a row
       // that cannot be ended).
-      if (rows.length < ENDED_PER_ROUND || endedNow < rows.length) return ended;
+      if (claimed < ENDED_PER_ROUND || endedNow < claimed) return ended;
+    }
+  }
+
+  /** The final state of an abandoned response, or undefined (reported) when unreadable. */
+  #interrupted(
+    row: { readonly id: string; readonly metadata: string },
+    now: string,
+  ): { status: string; metadata: string; updated_at: string } | undefined {
+    try {
+      const stored = parseStoredMetadata(row, row.metadata);
+      const metadata: GatewayMessageMetadata = {
+        caller: stored.caller,
+        gateway: { ...stored.gateway, stopReason: SERVER_INTERRUPTED },
+      };
+      return { status: "incomplete", metadata: JSON.stringify(metadata), updated_at: now };
+    } catch (error) {
+      this.#onError(error);
+      return undefined;
     }
   }
 

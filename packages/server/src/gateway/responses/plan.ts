@@ -19,6 +19,8 @@ export interface PlanContext {
   readonly upstream: UpstreamConfig;
   readonly images: GatewayImageStore;
   readonly leaseMilliseconds: number;
+  /** The id of the server renewing the response's lease (gateway/responses/leases.ts). */
+  readonly leaseHolder: string;
 }
 
 /** A request to create a response, checked, in the store's terms and rendered for its model. */
@@ -137,6 +139,7 @@ function prepareMessages(
           echo,
         },
         leaseMilliseconds: context.leaseMilliseconds,
+        leaseHolder: context.leaseHolder,
       },
     ],
   });

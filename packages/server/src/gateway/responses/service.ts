@@ -77,6 +77,7 @@ export class ResponsesService {
         upstream: this.upstream,
         images: this.#images,
         leaseMilliseconds: this.leases.leaseMilliseconds,
+        leaseHolder: this.leases.holder,
       },
       subject,
       body,

@@ -28,6 +28,8 @@ export interface CallerRouteOptions {
   readonly recordRedact?: boolean;
   /** How recorded bodies' new pieces are compressed (docs/server/recorded-calls.md). */
   readonly recordCompression?: Compression;
+  /** Packing of recorded bytes after a subject's idle time (VERBATIM_RECORD_PACK_AFTER_MS). */
+  readonly recordPackAfterMs?: number;
 }
 
 /**
@@ -55,10 +57,16 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   const recorder = new RecordedCalls(options.database, {
     redact: options.recordRedact === true,
     ...(options.recordCompression === undefined ? {} : { compression: options.recordCompression }),
+    ...(options.recordPackAfterMs === undefined ? {} : { packAfterMs: options.recordPackAfterMs }),
     onLeftoverError: (error, callId) =>
       app.log.error({ err: error, callId }, "placing a recorded call left unplaced failed"),
+    // A call unplaced for a lease was left by a server that died: another places it.
+    ...(options.upstream?.responseLeaseMs === undefined
+      ? {}
+      : { leftoverAfterMs: options.upstream.responseLeaseMs }),
   });
-  // Calls a crash left unplaced are placed in the background; close() waits for the placing.
+  // Calls a crash left unplaced are placed in the background, and then those a server that died
+  // left (gateway/recording/leftovers.ts); close() waits for the placing.
   recorder.placeLeftovers().catch((error: unknown) => {
     app.log.error({ err: error }, "looking for recorded calls left unplaced failed");
   });

@@ -16,6 +16,7 @@ import { recordedBodyPiecesMigration } from "./0015-recorded-body-pieces.js";
 import { recordedCallsBySubjectMigration } from "./0016-recorded-calls-by-subject.js";
 import { consoleListsAndSearchMigration } from "./0017-console-lists-and-search.js";
 import { sharedRateLimitsMigration } from "./0018-shared-rate-limits.js";
+import { serverCoordinationMigration } from "./0019-server-coordination.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -41,4 +42,5 @@ export const storeMigrations: readonly Migration[] = [
   recordedCallsBySubjectMigration,
   consoleListsAndSearchMigration,
   sharedRateLimitsMigration,
+  serverCoordinationMigration,
 ];

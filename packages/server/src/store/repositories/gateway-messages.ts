@@ -198,8 +198,23 @@ export const MESSAGE_COLUMNS = [
   "lease_expires_at",
 ] as const satisfies readonly (keyof MessageRow)[];
 
+/**
+ * The columns of a row whose lease names its holder (an in_progress response; migration 0019).
+ * Other rows leave `lease_holder` out of their insert: it is null for them, and a store not
+ * migrated that far yet (an import or a test writing before a later migration) can take them.
+ */
+const LEASED_MESSAGE_COLUMNS = [
+  ...MESSAGE_COLUMNS,
+  "lease_holder",
+] as const satisfies readonly (keyof MessageRow)[];
+
+/** The columns the insert of `rows` names. */
+function messageColumnsOf(rows: readonly MessageRow[]): readonly (keyof MessageRow)[] {
+  return rows.some((row) => row.lease_holder !== null) ? LEASED_MESSAGE_COLUMNS : MESSAGE_COLUMNS;
+}
+
 /** Insert statements of 1 to 8 message rows, kept compiled (most writes are a turn or less). */
-const insertMessageQueries = new Map<number, QueryTemplate<unknown[], never>>();
+const insertMessageQueries = new Map<string, QueryTemplate<unknown[], never>>();
 const MAX_TEMPLATE_ROWS = 8;
 
 export async function insertMessageRows(
@@ -207,19 +222,25 @@ export async function insertMessageRows(
   rows: readonly MessageRow[],
 ): Promise<void> {
   if (rows.length === 0) return;
+  const columns = messageColumnsOf(rows);
   if (rows.length > MAX_TEMPLATE_ROWS) {
     await db
       .insertInto("ai_gateway_messages")
-      .values([...rows])
+      .values(
+        rows.map(({ lease_holder, ...row }) =>
+          lease_holder === null ? row : { ...row, lease_holder },
+        ),
+      )
       .execute();
     return;
   }
-  let query = insertMessageQueries.get(rows.length);
+  const key = `${columns.length}:${rows.length}`;
+  let query = insertMessageQueries.get(key);
   if (query === undefined) {
-    query = insertRowsQuery("ai_gateway_messages", MESSAGE_COLUMNS, rows.length);
-    insertMessageQueries.set(rows.length, query);
+    query = insertRowsQuery("ai_gateway_messages", columns, rows.length);
+    insertMessageQueries.set(key, query);
   }
-  await query.run(db, ...rows.flatMap((row) => MESSAGE_COLUMNS.map((column) => row[column])));
+  await query.run(db, ...rows.flatMap((row) => columns.map((column) => row[column])));
 }
 
 /** One write of a chain as `insertChainAtOnce` makes it. */
@@ -254,13 +275,15 @@ export async function insertChainAtOnce(
   write: ChainWrite,
 ): Promise<string> {
   // Kept compiled for writes of up to 8 messages (a turn or less); longer ones compile each time.
-  const shape = `${write.conversation !== undefined}:${write.extend !== undefined}:${write.rows.length}`;
+  const columns = messageColumnsOf(write.rows);
+  const shape = `${write.conversation !== undefined}:${write.extend !== undefined}:${write.rows.length}:${columns.length}`;
   let query = insertChainQueries.get(shape);
   if (query === undefined) {
     query = insertChainQuery(
       write.conversation !== undefined,
       write.extend !== undefined,
       write.rows.length,
+      columns,
     );
     if (write.rows.length <= MAX_TEMPLATE_ROWS) insertChainQueries.set(shape, query);
   }
@@ -280,7 +303,7 @@ export async function insertChainAtOnce(
   }
   values.push(...BRANCH_COLUMNS.map((column) => write.fork[column]));
   for (const row of write.rows) {
-    for (const column of MESSAGE_COLUMNS) if (column !== "branch_id") values.push(row[column]);
+    for (const column of columns) if (column !== "branch_id") values.push(row[column]);
   }
   const result = await query.run(db, ...values);
   const branchId = result.rows[0]?.branch_id;
@@ -293,6 +316,7 @@ function insertChainQuery(
   withConversation: boolean,
   withExtend: boolean,
   count: number,
+  columns: readonly string[],
 ): QueryTemplate<unknown[], { branch_id: string }> {
   return queryTemplate<unknown[], { branch_id: string }>(
     (_db, slot) => {
@@ -323,10 +347,10 @@ function insertChainQuery(
       const rows = Array.from(
         { length: count },
         () =>
-          sql`(${sql.join(MESSAGE_COLUMNS.map((column) => (column === "branch_id" ? branch : value())))})`,
+          sql`(${sql.join(columns.map((column) => (column === "branch_id" ? branch : value())))})`,
       );
       return sql<{ branch_id: string }>`with ${sql.join(parts)},
-      inserted as (insert into ai_gateway_messages (${list(MESSAGE_COLUMNS)}) values ${sql.join(rows)} returning branch_id)
+      inserted as (insert into ai_gateway_messages (${list(columns)}) values ${sql.join(rows)} returning branch_id)
       select branch_id from inserted limit 1`;
       // Longer writes are compiled for one run: not worth a prepared statement per connection.
     },

@@ -2,43 +2,64 @@ import type { Kysely } from "kysely";
 import type { StoreSchema } from "../schema.js";
 
 /**
- * The leases of in_progress responses (`ai_gateway_messages.lease_expires_at`, migration 0006):
- * renewed by the server answering them, and, once run out, the mark of a response whose server
- * died. Like every query of the gateway's tables these only read and write rows; the gateway
- * decides (src/gateway/responses/leases.ts).
+ * The leases of in_progress responses (`ai_gateway_messages.lease_expires_at`, migration 0006;
+ * `lease_holder`, migration 0019): renewed by the server answering them, and, once run out, the
+ * mark of a response whose server died. Like every query of the gateway's tables these only
+ * read and write rows; the gateway decides (src/gateway/responses/leases.ts). Each periodic
+ * statement reads through an index of in_progress rows only (docs/scale.md, "N servers on one
+ * database").
  */
-
-/** Ids per renewal statement: well under both databases' limits on bound parameters. */
-const IDS_PER_STATEMENT = 1000;
 
 /**
- * Moves the leases of the given in_progress messages to `expiresAt`; returns the ids it renewed
- * (a message missing from the answer is no longer in_progress: finished or cancelled elsewhere).
+ * Moves the leases of every in_progress message `holder` holds to `expiresAt`, in one statement
+ * (the partial index of in_progress rows by holder); returns the ids it renewed.
  */
-export async function renewLeaseRows(
+export async function renewHolderLeases(
   db: Kysely<StoreSchema>,
-  messageIds: readonly string[],
+  holder: string,
   expiresAt: string,
 ): Promise<Set<string>> {
-  const renewed = new Set<string>();
-  for (let start = 0; start < messageIds.length; start += IDS_PER_STATEMENT) {
-    const rows = await db
-      .updateTable("ai_gateway_messages")
-      .set({ lease_expires_at: expiresAt })
-      .where("id", "in", messageIds.slice(start, start + IDS_PER_STATEMENT))
-      .where("status", "=", "in_progress")
-      .returning("id")
-      .execute();
-    for (const row of rows) renewed.add(row.id);
-  }
-  return renewed;
+  const rows = await db
+    .updateTable("ai_gateway_messages")
+    .set({ lease_expires_at: expiresAt })
+    .where("lease_holder", "=", holder)
+    .where("status", "=", "in_progress")
+    .returning("id")
+    .execute();
+  return new Set(rows.map((row) => row.id));
 }
 
-/** In_progress messages whose lease ran out before `now`, oldest lease first. */
-export async function findExpiredLeaseRows(
+/**
+ * Lets the leases of the given messages of `holder` run out now (responses this server no longer
+ * answers but whose end could not be written): the next reconciliation ends them.
+ */
+export async function expireHolderLeases(
+  db: Kysely<StoreSchema>,
+  holder: string,
+  messageIds: readonly string[],
+  now: string,
+): Promise<void> {
+  if (messageIds.length === 0) return;
+  await db
+    .updateTable("ai_gateway_messages")
+    .set({ lease_expires_at: now })
+    .where("lease_holder", "=", holder)
+    .where("status", "=", "in_progress")
+    .where("id", "in", messageIds)
+    .execute();
+}
+
+/**
+ * In_progress messages whose lease ran out before `now`, oldest lease first (the partial index
+ * of in_progress rows by lease end), at most `limit`. With `skipLocked` (PostgreSQL, inside a
+ * transaction) the rows are locked until it ends and rows another transaction locked are
+ * skipped: two servers reconciling at once never take the same response.
+ */
+export async function claimExpiredLeaseRows(
   db: Kysely<StoreSchema>,
   now: string,
   limit: number,
+  skipLocked: boolean,
 ): Promise<{ id: string; subject_uid: string; metadata: string }[]> {
   return db
     .selectFrom("ai_gateway_messages")
@@ -47,6 +68,7 @@ export async function findExpiredLeaseRows(
     .where("lease_expires_at", "<", now)
     .orderBy("lease_expires_at")
     .limit(limit)
+    .$if(skipLocked, (query) => query.forUpdate().skipLocked())
     .execute();
 }
 

@@ -216,3 +216,143 @@ export async function countOldBodyCalls(db: Kysely<StoreSchema>): Promise<number
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
+
+/** A piece as packing weighs it (its bytes not read). */
+export interface PieceFacts {
+  readonly id: number;
+  readonly size: number;
+  readonly created_at: string;
+}
+
+/**
+ * The subject's pieces from id `fromId` of fewer than `smallerThan` bytes (before compression)
+ * stored before `before`, in id order, at most `limit`: what packing may join into packs.
+ */
+export async function smallPieces(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  filter: { readonly smallerThan: number; readonly before: string; readonly fromId: number },
+  limit: number,
+): Promise<PieceFacts[]> {
+  const rows = await db
+    .selectFrom("ai_gateway_body_pieces")
+    .select(["id", "size", "created_at"])
+    .where("subject_uid", "=", subjectUid)
+    .where("id", ">=", filter.fromId)
+    .where("size", "<", filter.smallerThan)
+    .where("created_at", "<", filter.before)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ id: Number(row.id), size: row.size, created_at: row.created_at }));
+}
+
+/** The subject's pieces among `ids`, locked against other writers until the transaction ends (PostgreSQL). */
+export async function readPiecesForUpdate(
+  db: Kysely<StoreSchema>,
+  capabilities: DialectCapabilities,
+  subjectUid: string,
+  ids: readonly number[],
+): Promise<PieceRow[]> {
+  const out: PieceRow[] = [];
+  for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+    let query = db
+      .selectFrom("ai_gateway_body_pieces")
+      .selectAll()
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT))
+      .orderBy("id");
+    if (capabilities.dialect === "postgres") query = query.forUpdate();
+    for (const row of await query.execute()) out.push({ ...row, id: Number(row.id) });
+  }
+  return out;
+}
+
+/** Points the chunks of piece `from` at piece `to`, `shift` bytes further in. */
+export async function moveChunks(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  from: number,
+  to: number,
+  shift: number,
+): Promise<void> {
+  await db
+    .updateTable("ai_gateway_body_chunks")
+    .set((update) => ({
+      piece_id: to,
+      piece_offset: sql<number>`${update.ref("piece_offset")} + ${shift}`,
+    }))
+    .where("subject_uid", "=", subjectUid)
+    .where("piece_id", "=", from)
+    .execute();
+}
+
+/**
+ * The manifests of the subject's calls kept since `since` (stored as pieces). The subject is a
+ * condition no index is chosen for: the calls of the last minutes are few, the subject's many.
+ */
+export async function manifestsSince(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  since: string,
+): Promise<{ id: string; request_manifest: Buffer | null; response_manifest: Buffer | null }[]> {
+  return db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select(["id", "request_manifest", "response_manifest"])
+    .where(sql<string>`${sql.ref("subject_uid")} || ''`, "=", subjectUid)
+    .where("created_at", ">=", since)
+    .where("body_storage", "=", 1)
+    .execute();
+}
+
+/** Rewrites a call's manifests (their pieces were packed). */
+export async function setManifests(
+  db: Kysely<StoreSchema>,
+  id: string,
+  manifests: { readonly request_manifest: Buffer; readonly response_manifest: Buffer },
+): Promise<void> {
+  await db
+    .updateTable("ai_gateway_recorded_calls")
+    .set(manifests)
+    .where("id", "=", id)
+    .where("body_storage", "=", 1)
+    .execute();
+}
+
+/** Deletes pieces (their chunks were moved first). */
+export async function deletePackedPieces(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids: readonly number[],
+): Promise<void> {
+  for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+    await db
+      .deleteFrom("ai_gateway_body_pieces")
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT))
+      .execute();
+  }
+}
+
+/** A call's manifests as stored now (a reader whose pieces were packed reads them again). */
+export async function readCallManifests(
+  db: Kysely<StoreSchema>,
+  id: string,
+): Promise<{ request_manifest: Buffer | null; response_manifest: Buffer | null } | undefined> {
+  return db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select(["request_manifest", "response_manifest"])
+    .where("id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Whether any call keeps its bodies in the old columns (conversion not done). */
+export async function anyOldBodyCall(db: Kysely<StoreSchema>): Promise<boolean> {
+  const row = await db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select("id")
+    .where("body_storage", "=", 0)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -404,28 +404,21 @@ const unplacedCallsQuery = queryTemplate<[string], { id: string }>((db, slot) =>
     .select("id")
     .where("conversation_id", "=", "")
     .where("subject_uid", "=", slot(0))
+    .orderBy("kept_order")
     .orderBy("created_at")
     .orderBy("id"),
 );
 
-/** The subject's calls not placed in a chain yet (no conversation), oldest first. */
+/**
+ * The subject's calls not placed in a chain yet (no conversation), in the order they were kept:
+ * by the database's sequence (PostgreSQL; servers' clocks may differ), then by time.
+ */
 export async function listUnplacedCallIds(
   db: Kysely<StoreSchema>,
   subjectUid: string,
 ): Promise<string[]> {
   const { rows } = await unplacedCallsQuery.run(db, subjectUid);
   return rows.map((row) => row.id);
-}
-
-/** The subjects that have calls not placed in a chain yet. */
-export async function listSubjectsWithUnplacedCalls(db: Kysely<StoreSchema>): Promise<string[]> {
-  const rows = await db
-    .selectFrom("ai_gateway_recorded_calls")
-    .select("subject_uid")
-    .distinct()
-    .where("conversation_id", "=", "")
-    .execute();
-  return rows.map((row) => row.subject_uid);
 }
 
 /** One call by id. */

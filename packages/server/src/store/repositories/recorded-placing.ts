@@ -36,3 +36,27 @@ export async function keepMatchedCount(
     .where("conversation_id", "=", "")
     .execute();
 }
+
+/**
+ * The oldest calls not placed in a chain yet that were kept before `keptBefore`, at most
+ * `limit`, leaving out `skipIds` (calls whose placing failed here): the calls a server that
+ * died left (gateway/recording/leftovers.ts). Read through the index of calls by conversation,
+ * where the unplaced ones (conversation '') are one range: never a walk of placed calls.
+ */
+export async function listLeftoverCalls(
+  db: Kysely<StoreSchema>,
+  keptBefore: string,
+  limit: number,
+  skipIds: readonly string[],
+): Promise<{ id: string; subject_uid: string }[]> {
+  return db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select(["id", "subject_uid"])
+    .where("conversation_id", "=", "")
+    .where("created_at", "<", keptBefore)
+    .$if(skipIds.length > 0, (query) => query.where("id", "not in", skipIds))
+    .orderBy("conversation_id")
+    .orderBy("created_at")
+    .limit(limit)
+    .execute();
+}

@@ -1,6 +1,10 @@
 import type { Kysely } from "kysely";
 import type { RecordedCallRow } from "../../../store/repositories/recorded-calls.js";
-import { readManifestChain, readPieces } from "../../../store/repositories/recorded-bodies.js";
+import {
+  readCallManifests,
+  readManifestChain,
+  readPieces,
+} from "../../../store/repositories/recorded-bodies.js";
 import type { StoreSchema } from "../../../store/schema.js";
 import { bodyGone, MAX_DIFF_DEPTH } from "./body-store.js";
 import { decompressPieces } from "./compression.js";
@@ -25,7 +29,22 @@ export type StoredBodies = Pick<
  * are stored"). One reader keeps the pieces and flat manifests it read, so reading a session's
  * calls one after the other (a cache report) reads each piece once; given its owner's
  * `BodyReadCache`, requests read by earlier readers too (read-cache.ts says when that is safe).
+ * Packing (packing.ts) may move a call's pieces between the read of its manifests and that of
+ * its pieces: a piece missing then is looked for again from the call's manifests as stored now.
  */
+
+/** Reads of a call's manifests again, when packing moved its pieces meanwhile. */
+const ATTEMPTS = 4;
+
+/** A piece a manifest named was not found: moved by packing, or gone. */
+class PieceMissing extends Error {
+  constructor(
+    readonly callId: string,
+    readonly what: string,
+  ) {
+    super(what);
+  }
+}
 export class BodyReader {
   readonly #pieces = new Map<number, Buffer>();
   readonly #flat = new Map<string, PieceRange[]>();
@@ -41,18 +60,39 @@ export class BodyReader {
     // The row was read: the call is stored, so the pieces its ranges name are the ones it had.
     const cached = this.cache?.get(row.id);
     if (cached !== undefined) this.#vouched(row.id, cached.ranges, cached.pieces);
-    const ranges = await this.requestRanges(row);
-    const body = await this.#assemble(row, ranges);
-    if (cached === undefined) this.cache?.add(row.id, ranges, this.#pieces);
-    return body;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const ranges = await this.requestRanges(row);
+        const body = await this.#assemble(row, ranges);
+        if (cached === undefined) this.cache?.add(row.id, ranges, this.#pieces);
+        return body;
+      } catch (error) {
+        if (!(error instanceof PieceMissing)) throw error;
+        if (attempt >= ATTEMPTS) throw bodyGone(error.callId, error.what);
+        // The manifests as stored now (a cached call's ranges stay true: see read-cache.ts).
+        this.#flat.clear();
+        if (cached !== undefined) this.#vouched(row.id, cached.ranges, cached.pieces);
+      }
+    }
   }
 
   async response(row: StoredBodies): Promise<Buffer> {
     if (row.body_storage === 0) return Buffer.from(row.response_body_base64, "base64");
-    if (row.response_manifest === null) throw bodyGone(row.id, "its response has no manifest");
-    const manifest = decodeManifest(row.response_manifest);
-    if (manifest.kind !== "flat") throw bodyGone(row.id, "its response manifest is not flat");
-    return this.#assemble(row, manifest.ranges);
+    let stored = row.response_manifest;
+    for (let attempt = 1; ; attempt++) {
+      if (stored === null) throw bodyGone(row.id, "its response has no manifest");
+      const manifest = decodeManifest(stored);
+      if (manifest.kind !== "flat") throw bodyGone(row.id, "its response manifest is not flat");
+      try {
+        return await this.#assemble(row, manifest.ranges);
+      } catch (error) {
+        if (!(error instanceof PieceMissing)) throw error;
+        if (attempt >= ATTEMPTS) throw bodyGone(error.callId, error.what);
+        const now = await readCallManifests(this.db, row.id);
+        if (now === undefined) throw bodyGone(row.id, "the call is gone");
+        stored = now.response_manifest;
+      }
+    }
   }
 
   /** The request's flat ranges (its diffs applied): what a flat manifest of it lists. */
@@ -116,7 +156,7 @@ export class BodyReader {
     let length = 0;
     for (const range of ranges) {
       const piece = this.#pieces.get(range.piece);
-      if (piece === undefined) throw bodyGone(row.id, `piece ${range.piece} is gone`);
+      if (piece === undefined) throw new PieceMissing(row.id, `piece ${range.piece} is gone`);
       if (range.offset + range.length > piece.length) {
         throw bodyGone(row.id, `piece ${range.piece} is shorter than its range`);
       }

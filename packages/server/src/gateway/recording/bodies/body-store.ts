@@ -9,6 +9,7 @@ import {
   insertPieces,
   lockCall,
   newPieceIds,
+  readManifestChain,
   type PieceBodyColumns,
 } from "../../../store/repositories/recorded-bodies.js";
 import { codecOf, compressPiece, type Codec, type Compression } from "./compression.js";
@@ -23,8 +24,9 @@ import {
   type FreshPiece,
   type KnownChunk,
 } from "./encoder.js";
-import { encodeManifest } from "./manifest.js";
-import type { PieceRange } from "./ranges.js";
+import { applyDiff, decodeManifest, encodeManifest, type Manifest } from "./manifest.js";
+import { BodyPacking } from "./packing.js";
+import { lengthOf, piecesOf, pushRange, sliceRanges, type PieceRange } from "./ranges.js";
 import { RecentBodies } from "./recent-bodies.js";
 
 /**
@@ -34,8 +36,12 @@ import { RecentBodies } from "./recent-bodies.js";
  *   lookups, the new pieces compressed (no write, nothing held);
  * - `write`, inside it: checks that what the bodies refer to is still stored (PostgreSQL locks
  *   it against a concurrent prune), numbers and inserts the new pieces and their chunks, and
- *   returns the row's columns. When something referred to is gone it throws `StaleBodies`: the
- *   caller prepares again with `fresh` (no base, no lookups) and writes that.
+ *   returns the row's columns. A piece found by the chunk index that packing moved meanwhile
+ *   is looked up again inside the transaction; when something referred to is gone (a prune) it
+ *   throws `StaleBodies`: the caller prepares again with `fresh` (no base, no lookups) and
+ *   writes that.
+ * A request written flat from its base takes the base's ranges as stored now, not as this
+ * process remembers them: packing may have moved the pieces they name (packing.ts).
  */
 
 /** Diffs in a row before a request's manifest is written flat: a read follows at most this many. */
@@ -53,6 +59,7 @@ interface StoredPiece {
 export interface PreparedBodies {
   readonly subjectUid: string;
   readonly request: Buffer;
+  readonly response: Buffer;
   readonly base: BaseMatch | undefined;
   readonly requestEncoded: EncodedBody;
   readonly responseEncoded: EncodedBody;
@@ -73,6 +80,15 @@ export interface BodyStoreOptions {
   readonly compression?: Compression;
   /** Bytes of recent request bodies held as bases (default 64 MiB). */
   readonly recentBytes?: number;
+  /**
+   * Packing of small pieces in the background (packing.ts): a subject is packed once it has
+   * recorded nothing for `afterMs`. Off when not given.
+   */
+  readonly packing?: {
+    readonly afterMs: number;
+    readonly beforeEach?: () => Promise<void>;
+    readonly onError?: (error: unknown) => void;
+  };
 }
 
 /** Yields to the event loop between the pieces of a long body. */
@@ -81,6 +97,8 @@ const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resol
 export class BodyStore {
   readonly recent: RecentBodies;
   readonly #codec: Codec;
+  /** The background packing, when on. */
+  readonly packing: BodyPacking | undefined;
 
   constructor(
     private readonly database: StoreDatabase,
@@ -88,6 +106,10 @@ export class BodyStore {
   ) {
     this.#codec = codecOf(options.compression ?? "auto");
     this.recent = new RecentBodies(options.recentBytes);
+    this.packing =
+      options.packing === undefined
+        ? undefined
+        : new BodyPacking(database, { ...options.packing, codec: this.#codec });
   }
 
   /**
@@ -130,6 +152,7 @@ export class BodyStore {
     return {
       subjectUid,
       request,
+      response,
       base,
       requestEncoded,
       responseEncoded,
@@ -144,21 +167,29 @@ export class BodyStore {
    */
   async write(
     db: Kysely<StoreSchema>,
-    prepared: PreparedBodies,
+    preparedFirst: PreparedBodies,
     createdAt: string,
   ): Promise<{ columns: BodyColumns; remembered: Omit<BaseBody, "callId" | "bytes"> }> {
     const capabilities = this.database.capabilities;
-    const { subjectUid, base } = prepared;
-    if (base !== undefined && !(await lockCall(db, capabilities, base.base.callId))) {
-      throw new StaleBodies();
+    let prepared = preparedFirst;
+    for (let again = false; ; again = true) {
+      const { subjectUid, base } = prepared;
+      if (base !== undefined && !(await lockCall(db, capabilities, base.base.callId))) {
+        throw new StaleBodies();
+      }
+      const known = prepared.knownPieces;
+      if (
+        known.length === 0 ||
+        (await countPieces(db, capabilities, subjectUid, known)) === known.length
+      ) {
+        break;
+      }
+      // Moved by packing (the chunk index names where they are now) or gone: looked up again
+      // inside the transaction, once.
+      if (again) throw new StaleBodies();
+      prepared = await this.prepare(subjectUid, prepared.request, prepared.response, false, db);
     }
-    const known = prepared.knownPieces;
-    if (
-      known.length > 0 &&
-      (await countPieces(db, capabilities, subjectUid, known)) !== known.length
-    ) {
-      throw new StaleBodies();
-    }
+    const { subjectUid } = prepared;
     const ids = await newPieceIds(db, capabilities, prepared.pieces.length);
     await insertPieces(
       db,
@@ -183,9 +214,18 @@ export class BodyStore {
       ),
     );
     const { requestEncoded, responseEncoded } = prepared;
-    const ranges: PieceRange[] = numberRanges(requestEncoded.ranges, ids);
+    let ranges: PieceRange[] = numberRanges(requestEncoded.ranges, ids);
     const diff = requestEncoded.diff;
     const asDiff = diff !== undefined && diff.base.depth + 1 < MAX_DIFF_DEPTH;
+    if (diff !== undefined && !asDiff) {
+      const stored = await this.#storedRanges(db, subjectUid, diff.base.callId);
+      ranges = sliceRanges(stored, 0, diff.head);
+      for (const range of numberRanges(diff.middle, ids)) pushRange(ranges, range);
+      for (const range of sliceRanges(stored, diff.tailStart, lengthOf(stored))) {
+        pushRange(ranges, range);
+      }
+      if (lengthOf(ranges) !== requestEncoded.length) throw new StaleBodies();
+    }
     const requestManifest = asDiff
       ? encodeManifest({
           kind: "diff",
@@ -213,6 +253,38 @@ export class BodyStore {
     };
   }
 
+  /**
+   * A stored call's request as flat ranges, read inside the transaction, its pieces locked
+   * against packing and pruning (PostgreSQL). Read again when packing moved them between the
+   * two statements.
+   */
+  async #storedRanges(
+    db: Kysely<StoreSchema>,
+    subjectUid: string,
+    callId: string,
+  ): Promise<PieceRange[]> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const chain = await readManifestChain(db, callId, MAX_DIFF_DEPTH);
+      const diffs: (Manifest & { kind: "diff" })[] = [];
+      let ranges: PieceRange[] | undefined;
+      for (const link of chain) {
+        if (link.request_manifest === null) throw new StaleBodies();
+        const manifest = decodeManifest(link.request_manifest);
+        if (manifest.kind === "flat") {
+          ranges = [...manifest.ranges];
+          break;
+        }
+        diffs.push(manifest);
+      }
+      if (ranges === undefined) throw new StaleBodies();
+      for (const manifest of diffs.reverse()) ranges = applyDiff(ranges, manifest);
+      const pieces = piecesOf(ranges);
+      if ((await countPieces(db, this.database.capabilities, subjectUid, pieces)) === pieces.length)
+        return ranges;
+    }
+    throw new StaleBodies();
+  }
+
   /** After the commit: the request is a base for the subject's next. */
   remember(
     prepared: PreparedBodies,
@@ -224,6 +296,8 @@ export class BodyStore {
       { callId, bytes: prepared.request, ...remembered },
       prepared.base?.base.callId,
     );
+    const stored = prepared.pieces.reduce((sum, piece) => sum + piece.size, 0);
+    if (stored > 0) this.packing?.written(prepared.subjectUid, stored);
   }
 }
 

@@ -149,3 +149,31 @@ export function applyDiff(
   for (const range of sliceRanges(base, diff.tailStart, baseLength)) pushRange(out, range);
   return out;
 }
+
+/** Where packing moved a piece: into `piece`, `shift` bytes in. */
+export interface MovedPiece {
+  readonly piece: number;
+  readonly shift: number;
+}
+
+/**
+ * The manifest with the ranges of moved pieces naming where their bytes are now (adjacent
+ * ranges joined); undefined when it names none of them.
+ */
+export function moveManifestPieces(
+  manifest: Manifest,
+  moved: ReadonlyMap<number, MovedPiece>,
+): Manifest | undefined {
+  if (!manifest.ranges.some((range) => moved.has(range.piece))) return undefined;
+  const ranges: PieceRange[] = [];
+  for (const range of manifest.ranges) {
+    const to = moved.get(range.piece);
+    pushRange(
+      ranges,
+      to === undefined
+        ? range
+        : { piece: to.piece, offset: range.offset + to.shift, length: range.length },
+    );
+  }
+  return { ...manifest, ranges };
+}

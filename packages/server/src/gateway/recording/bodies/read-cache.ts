@@ -15,13 +15,16 @@ export interface ReadRequest {
  * or the next call of its session, does not read and decompress again the pieces it shares
  * with them (docs/server/recorded-calls.md, "How recorded bytes are stored").
  *
- * Why an entry may be used: a piece a stored call refers to is never deleted while the call
- * exists (`verbatim db prune` keeps it, or writes the call flat first), so while a call exists
- * the pieces its ranges name hold the bytes they held when it was read. Piece ids are not
- * names for all time (SQLite numbers a new piece after the largest, so deleting the newest
- * frees its id), so an entry is only used for a call the reader has just seen stored: the call
- * being read (its row was read) or a call its request is a diff of (the chain of its manifests
- * was read). Bounded in bytes, least recently read out first.
+ * Why an entry may be used: an entry is a call's ranges with the bytes of the pieces they
+ * named when it was read, and those are the call's bytes for as long as it exists, whether the
+ * pieces are still stored (`verbatim db prune` keeps a piece a call names, or writes the call
+ * flat first) or were joined into a pack (packing.ts). Piece ids are not names for all time
+ * (SQLite numbers a new piece after the largest, so deleting the newest frees its id), so an
+ * entry is only used for a call the reader has just seen stored: the call being read (its row
+ * was read) or a call its request is a diff of (the chain of its manifests was read). While
+ * such a call exists no id its entry names is another piece's: a pack takes an id after the
+ * largest, so the pieces the call names now have ids above every id it named before, and only
+ * ids above the largest are taken again. Bounded in bytes, least recently read out first.
  */
 export class BodyReadCache {
   readonly #calls: BoundedMap<string, ReadRequest>;
