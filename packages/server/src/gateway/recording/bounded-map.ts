@@ -34,6 +34,11 @@ export class BoundedMap<Key, Value> {
     }
   }
 
+  /** The values, least recently used first (not touched). */
+  *values(): IterableIterator<Value> {
+    for (const entry of this.#entries.values()) yield entry.value;
+  }
+
   delete(key: Key): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { safeParseStrictJson } from "verbatim-llm/core";
 import { elementEnds, membersBefore, skipWhitespace } from "./json-members.js";
+import { RecentPerSubject } from "./recent-per-subject.js";
 
 /** A request parsed before: what of it the session's next request can take over. */
 interface ParsedRequest {
@@ -37,21 +38,20 @@ const BLOCK = 4096;
  * and in bytes overall (least recently used subject out first).
  */
 export class RecentRequests {
-  readonly #bySubject = new Map<string, ParsedRequest[]>();
-  #bytes = 0;
+  readonly #recent: RecentPerSubject<ParsedRequest>;
 
   constructor(
     private readonly maxBytes: number = 32 * 1024 * 1024,
-    private readonly perSubject: number = 4,
+    perSubject: number = 4,
     /** Smaller bodies are parsed whole: there is little to save. */
     readonly minBytes: number = 16 * 1024,
-  ) {}
+  ) {
+    this.#recent = new RecentPerSubject(maxBytes, perSubject);
+  }
 
   /** What it holds now (bodies and their bytes). */
   get size(): { readonly bodies: number; readonly bytes: number } {
-    let bodies = 0;
-    for (const entries of this.#bySubject.values()) bodies += entries.length;
-    return { bodies, bytes: this.#bytes };
+    return this.#recent.size;
   }
 
   /**
@@ -64,7 +64,7 @@ export class RecentRequests {
     if (bytes.length < this.minBytes) return undefined;
     let base: ParsedRequest | undefined;
     let count = 0;
-    for (const candidate of this.#bySubject.get(subjectUid) ?? []) {
+    for (const candidate of this.#recent.of(subjectUid)) {
       const shared = sharedHead(candidate.bytes, bytes);
       const whole = messagesWithin(candidate.ends, shared);
       if (whole > count) {
@@ -75,7 +75,7 @@ export class RecentRequests {
     if (base === undefined) return undefined;
     const read = readTail(base, count, bytes);
     if (read === undefined) return undefined;
-    this.#add(subjectUid, read.request, base);
+    this.#recent.add(subjectUid, read.request, (kept) => kept === base);
     return read.value;
   }
 
@@ -94,35 +94,18 @@ export class RecentRequests {
     if (ends.length !== messages.length) return;
     const head = before.names.map((name) => [name, object[name]] as const);
     const after = membersAfter(object, before.names, bytes, ends, before.valueStart);
-    this.#add(
-      subjectUid,
-      { bytes, head, messages, ends, ...(after === undefined ? {} : { after }) },
-      undefined,
-    );
+    this.#recent.add(subjectUid, {
+      bytes,
+      head,
+      messages,
+      ends,
+      ...(after === undefined ? {} : { after }),
+    });
   }
 
   /** Forgets a subject's bodies. */
   forget(subjectUid: string): void {
-    for (const entry of this.#bySubject.get(subjectUid) ?? []) this.#bytes -= entry.bytes.length;
-    this.#bySubject.delete(subjectUid);
-  }
-
-  #add(subjectUid: string, request: ParsedRequest, replaces: ParsedRequest | undefined): void {
-    if (request.bytes.length > this.maxBytes / 4) return;
-    const entries = [...(this.#bySubject.get(subjectUid) ?? [])];
-    this.#bySubject.delete(subjectUid);
-    const at = replaces === undefined ? -1 : entries.indexOf(replaces);
-    if (at >= 0) this.#bytes -= (entries.splice(at, 1)[0] as ParsedRequest).bytes.length;
-    entries.unshift(request);
-    this.#bytes += request.bytes.length;
-    while (entries.length > this.perSubject) {
-      this.#bytes -= (entries.pop() as ParsedRequest).bytes.length;
-    }
-    this.#bySubject.set(subjectUid, entries);
-    for (const [subject] of this.#bySubject) {
-      if (this.#bytes <= this.maxBytes) break;
-      if (subject !== subjectUid) this.forget(subject);
-    }
+    this.#recent.forget(subjectUid);
   }
 }
 

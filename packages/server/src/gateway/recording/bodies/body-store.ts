@@ -291,10 +291,11 @@ export class BodyStore {
     callId: string,
     remembered: Omit<BaseBody, "callId" | "bytes">,
   ): void {
+    const baseId = prepared.base?.base.callId;
     this.recent.add(
       prepared.subjectUid,
       { callId, bytes: prepared.request, ...remembered },
-      prepared.base?.base.callId,
+      baseId === undefined ? undefined : (kept) => kept.callId === baseId,
     );
     const stored = prepared.pieces.reduce((sum, piece) => sum + piece.size, 0);
     if (stored > 0) this.packing?.written(prepared.subjectUid, stored);
