@@ -202,22 +202,11 @@ function buildFromPath(
     ledger.importedLine(file, line.line);
     if (compaction && path.chain.has(line)) reportCompaction(builder.compacted(), leaveOut);
   }
-  const built = builder.finish((call) => ({
-    type: "toolResult",
-    callID: call.id,
-    toolName: call.name,
-    isError: true,
-    content: CLAUDE_CODE_INTERRUPTED_RESULT,
-  }));
-  for (const { call, atEnd } of built.unanswered) {
-    built.conversation.items.push({
-      id: `interrupted-${call.id}`,
-      type: "notice",
-      kind: "interruptedToolResult",
-      text: `The ${call.name} call ${call.id} has no result in the source (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the result Claude Code gives an interrupted call, "${CLAUDE_CODE_INTERRUPTED_RESULT}", marked here as added.`,
-    });
-  }
-  return built;
+  return builder.finishInterrupted(
+    CLAUDE_CODE_INTERRUPTED_RESULT,
+    (call, atEnd) =>
+      `The ${call.name} call ${call.id} has no result in the source (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the result Claude Code gives an interrupted call, "${CLAUDE_CODE_INTERRUPTED_RESULT}", marked here as added.`,
+  );
 }
 
 function isKeptType(line: SourceLine): boolean {

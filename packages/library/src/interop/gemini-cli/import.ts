@@ -222,22 +222,11 @@ function stamp(builder: ConversationBuilder, source: Source, sourceId: string, w
 
 /** The conversation, a call without a result given the result Gemini CLI gives a cancelled one. */
 function finish(builder: ConversationBuilder): BuiltConversation {
-  const built = builder.finish((call) => ({
-    type: "toolResult",
-    callID: call.id,
-    toolName: call.name,
-    isError: true,
-    content: GEMINI_CANCELLED_RESULT,
-  }));
-  for (const { call, atEnd } of built.unanswered) {
-    built.conversation.items.push({
-      id: `interrupted-${call.id}`,
-      type: "notice",
-      kind: "interruptedToolResult",
-      text: `The ${call.name} call ${call.id} has no result in the file (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the result Gemini CLI records for a cancelled call, "${GEMINI_CANCELLED_RESULT}", marked here as added.`,
-    });
-  }
-  return built;
+  return builder.finishInterrupted(
+    GEMINI_CANCELLED_RESULT,
+    (call, atEnd) =>
+      `The ${call.name} call ${call.id} has no result in the file (${atEnd ? "the session stopped while it ran" : "the session went on without it"}): the import added the result Gemini CLI records for a cancelled call, "${GEMINI_CANCELLED_RESULT}", marked here as added.`,
+  );
 }
 
 function decodeTag(encoded: string): string {
