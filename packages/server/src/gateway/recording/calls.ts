@@ -54,8 +54,6 @@ export interface CallToRecord {
   readonly messages: readonly unknown[];
   readonly requestHeaders: Readonly<Record<string, string>>;
   readonly requestBody: Buffer;
-  /** The request body decoded, when the caller has it already (it is not decoded again). */
-  readonly requestText?: string;
   readonly statusCode: number;
   readonly responseHeaders: Readonly<Record<string, string>>;
   readonly responseBody: Buffer;
@@ -223,9 +221,7 @@ export class RecordedCalls {
     const responseHeaders = withoutCredentials(call.responseHeaders);
     let messages = call.messages;
     if (this.sanitizer !== undefined) {
-      const text = this.sanitizer.sanitizeText(
-        call.requestText ?? requestBody.toString("utf8"),
-      ).value;
+      const text = this.sanitizer.sanitizeText(requestBody.toString("utf8")).value;
       requestBody = Buffer.from(text, "utf8");
       // A body the server cannot decode is not kept at all rather than kept unredacted.
       const decoded = decodeBody(call.responseBody, call.responseHeaders["content-encoding"]);

@@ -3,15 +3,21 @@ import type { WireFormat } from "./usage.js";
 
 /**
  * The names of a recorded request's tool calls by id, for its tool results (messages.ts):
- * a result names the call of the nearest assistant message before it with its id. Read once,
- * front to back, as the results are written in order; looking back from each result instead
- * costs the request's length per result, and a request of many results with ids no call has
- * would cost its length squared.
+ * a result names the call of the nearest assistant message before it with its id. Placing
+ * writes the messages past the part already stored, in order: the messages from the first one
+ * asked about are read front to back, and the ones before it back to front, only as far as a
+ * result's id needs, so a call that adds a turn to a long history reads its last messages, not
+ * the whole history. Each message is read at most once: a request of many results with ids no
+ * call has costs its length, not its length squared.
  */
 export class ToolCallNames {
+  /** The calls of the messages in [#start, #read), the nearest one of each id. */
   readonly #names = new Map<string, string>();
-  /** Messages before this index are read into #names. */
+  /** The calls of the messages in [#low, #start), the nearest one of each id. */
+  readonly #older = new Map<string, string>();
+  #start = -1;
   #read = 0;
+  #low = 0;
 
   constructor(
     private readonly format: WireFormat,
@@ -20,18 +26,35 @@ export class ToolCallNames {
 
   /** The name of the call `callId` among the messages before `before` ("" when none). */
   nameOf(before: number, callId: string): string {
+    if (this.#start < 0) {
+      this.#start = this.#read = this.#low = Math.min(before, this.messages.length);
+    }
     // Asked about an earlier place than already read (not how the history is written): look back.
     if (before < this.#read) return lookBack(this.format, this.messages, before, callId);
     for (; this.#read < before; this.#read++) {
-      // The first call of an id within one message is the one a result names.
-      const own = new Map<string, string>();
-      for (const [id, name] of callsOf(this.format, this.messages[this.#read])) {
-        if (!own.has(id)) own.set(id, name);
+      for (const [id, name] of firstCalls(this.format, this.messages[this.#read])) {
+        this.#names.set(id, name);
       }
-      for (const [id, name] of own) this.#names.set(id, name);
     }
-    return this.#names.get(callId) ?? "";
+    const found = this.#names.get(callId) ?? this.#older.get(callId);
+    if (found !== undefined) return found;
+    while (this.#low > 0) {
+      this.#low--;
+      for (const [id, name] of firstCalls(this.format, this.messages[this.#low])) {
+        if (!this.#older.has(id)) this.#older.set(id, name);
+      }
+      const older = this.#older.get(callId);
+      if (older !== undefined) return older;
+    }
+    return "";
   }
+}
+
+/** The calls of one message: the first call of an id within it is the one a result names. */
+function firstCalls(format: WireFormat, value: unknown): Map<string, string> {
+  const own = new Map<string, string>();
+  for (const [id, name] of callsOf(format, value)) if (!own.has(id)) own.set(id, name);
+  return own;
 }
 
 /** The [id, name] of each tool call of an assistant message, in order (ids that are text). */

@@ -73,17 +73,18 @@ export function keepRawJsonBodies(scope: FastifyInstance, requests?: RecentReque
   });
 }
 
-/** A body whose value is known (its bytes UTF-8): its text is decoded when asked for. */
+/**
+ * A body whose value is known (its bytes UTF-8): its text is decoded when asked for. Not
+ * enumerable: hooks that walk a body's fields (id-shape.ts) must not decode a large body.
+ */
 function rawJsonBody(bytes: Buffer, value: unknown): RawJsonBody {
   let text: string | undefined;
-  return {
-    bytes,
-    value,
-    get text() {
-      text ??= bytes.toString("utf8");
-      return text;
-    },
-  };
+  const body = { bytes, value } as { bytes: Buffer; value: unknown; text: string };
+  Object.defineProperty(body, "text", {
+    enumerable: false,
+    get: () => (text ??= bytes.toString("utf8")),
+  });
+  return body;
 }
 
 export function headerText(headers: IncomingHttpHeaders): Record<string, string> {
@@ -254,7 +255,6 @@ export async function passThrough(
         messages,
         requestHeaders,
         requestBody: call.body.bytes,
-        requestText: call.body.text,
         statusCode,
         responseHeaders,
         responseBody:
