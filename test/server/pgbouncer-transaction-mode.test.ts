@@ -20,7 +20,7 @@ import { openDatabase, type StoreDatabase } from "../../packages/server/src/stor
 import { postgresUrl, uniqueName, withAdminClient } from "../support/databases.js";
 import { hammer } from "../support/hammer.js";
 import { startServeChild, withoutProviderKeys, type ServeChild } from "../cli/serve-child.js";
-import { runCli } from "../cli/run-cli.js";
+import { ROOT, runCli } from "../cli/run-cli.js";
 import { freePort } from "../support/free-port.js";
 import { until } from "../support/until.js";
 
@@ -187,6 +187,49 @@ describe.skipIf(!available)(
         headers: { authorization: `Bearer ${key}` },
       });
       expect([404, 400]).toContain(response.status);
+    });
+
+    it("issue 34 item 3: import and export run through the pooler (VERBATIM_PG_POOLER)", async () => {
+      const env = { VERBATIM_PG_POOLER: "transaction" };
+      const file = join(
+        ROOT,
+        "test/fixtures/interop/claude-code/1.0-real/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+      );
+      // Twice: the second run finds every session imported (its statements move between the
+      // pool's server connections, where a prepared statement of the first is unknown).
+      let conversationId = "";
+      for (const outcome of ["imported", "unchanged"]) {
+        const imported = await runCli(
+          ["import", "claude-code", file, "--into", through, "--subject", "pooled", "--json"],
+          { env },
+        );
+        expect(imported.stderr).not.toMatch(/prepared statement/);
+        expect(imported.code).toBe(0);
+        const report = JSON.parse(imported.stdout) as {
+          conversations: { outcome: string; conversationId: string }[];
+        };
+        expect(report.conversations.map((entry) => entry.outcome)).toEqual([outcome]);
+        conversationId = report.conversations[0]!.conversationId;
+      }
+      for (let round = 0; round < 2; round++) {
+        const exported = await runCli(
+          [
+            "export",
+            "--from",
+            through,
+            "--subject",
+            "pooled",
+            "--conversation",
+            conversationId,
+            "--to",
+            "openai-jsonl",
+          ],
+          { env },
+        );
+        expect(exported.stderr).not.toMatch(/prepared statement/);
+        expect(exported.code).toBe(0);
+        expect(exported.stdout.trim().split("\n")).toHaveLength(1);
+      }
     });
 
     it("issue 34 item 3: no advisory lock and no LISTEN is left on the database", async () => {

@@ -12,6 +12,7 @@ import { exportFromDatabase } from "../../gateway/export/lines.js";
 import { exportRecordedBody } from "../../gateway/export/recorded-body.js";
 import { parseDatabaseLocation } from "../../store/location.js";
 import { checkSubjectUid } from "../../gateway/subject-uid.js";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 /** `--from` as a database location (`sqlite:` is optional). */
 function locationOf(command: Command, from: string) {
@@ -43,6 +44,7 @@ async function exportRawCall(
     );
   const body = await exportRecordedBody({
     location: locationOf(command, values.from),
+    open: openOptionsFromEnv(io.env),
     subject,
     id: values.call,
     which: values.raw,
@@ -116,6 +118,7 @@ export const exportDatabase: Command = {
         : (await readInputFile(io.cwd, values.system)).toString("utf8");
     const exported = await exportFromDatabase({
       location,
+      open: openOptionsFromEnv(io.env),
       subject,
       conversations,
       messages,

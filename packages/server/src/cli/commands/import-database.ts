@@ -23,6 +23,7 @@ import { parseDatabaseLocation } from "../../store/location.js";
 import { importFailed, importIntoDatabase } from "../../gateway/import/run.js";
 import { checkSubjectUid } from "../../gateway/subject-uid.js";
 import { writeChainsSummary, writeJobsSummary } from "./import-summary.js";
+import { openOptionsFromEnv } from "../../server/connection-budget.js";
 
 /** How a source goes into a database: chains of the gateway store, or background-agent jobs. */
 function importMode(command: Command, source: string, as: string | undefined): "chain" | "job" {
@@ -95,6 +96,7 @@ export const importDatabase: Command = {
     const bar = importProgressBar(io, json);
     const common = {
       location,
+      open: openOptionsFromEnv(io.env),
       subject,
       files,
       jobs,

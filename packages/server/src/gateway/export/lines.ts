@@ -7,7 +7,7 @@ import { GatewayImageStore, imageHashesOf } from "../conversations/images.js";
 import { BackgroundAgentJobs } from "../jobs/job-service.js";
 import type { GatewayMessage } from "../conversations/message-types.js";
 import { GatewayMessageStore } from "../conversations/message-store.js";
-import { openDatabase } from "../../store/database.js";
+import { openDatabase, type OpenDatabaseOptions } from "../../store/database.js";
 import type { DatabaseLocation } from "../../store/location.js";
 
 /** One exported line, or why a named conversation, chain or job gave none. */
@@ -35,6 +35,8 @@ async function withImages(
 /** What `exportFromDatabase` writes: a subject's conversations, chains and jobs, by id. */
 export interface DatabaseExportOptions {
   readonly location: DatabaseLocation;
+  /** How to open PostgreSQL (behind a pooler: VERBATIM_PG_POOLER). */
+  readonly open?: OpenDatabaseOptions;
   readonly subject: string;
   /** Conversations: each one's current chain, one line. */
   readonly conversations: readonly string[];
@@ -57,7 +59,7 @@ export async function exportFromDatabase(
   options: DatabaseExportOptions,
 ): Promise<readonly ExportedEntry[]> {
   const { subject, format, system } = options;
-  const database = await openDatabase(options.location, { poolSize: 1 });
+  const database = await openDatabase(options.location, { ...options.open, poolSize: 1 });
   try {
     const store = new GatewayMessageStore(database);
     const gateway = new GatewayConversations(store);

@@ -1,5 +1,5 @@
 import { VerbatimError } from "verbatim-llm/core";
-import { openDatabase } from "../../store/database.js";
+import { openDatabase, type OpenDatabaseOptions } from "../../store/database.js";
 import type { DatabaseLocation } from "../../store/location.js";
 import { readRecordedCall, recordedRequest, recordedResponse } from "../recording/call-bytes.js";
 
@@ -12,8 +12,10 @@ export async function exportRecordedBody(options: {
   readonly subject: string;
   readonly id: string;
   readonly which: "request" | "response";
+  /** How to open PostgreSQL (behind a pooler: VERBATIM_PG_POOLER). */
+  readonly open?: OpenDatabaseOptions;
 }): Promise<Buffer> {
-  const database = await openDatabase(options.location, { poolSize: 1 });
+  const database = await openDatabase(options.location, { ...options.open, poolSize: 1 });
   try {
     const row = await readRecordedCall(database, options.id);
     if (row.subject_uid !== options.subject) {

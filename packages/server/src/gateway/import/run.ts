@@ -1,5 +1,5 @@
 import type { ConversationSource, ImportProgress, TrajectorySource } from "verbatim-llm/interop";
-import { openDatabase } from "../../store/database.js";
+import { openDatabase, type OpenDatabaseOptions } from "../../store/database.js";
 import { describeLocation, type DatabaseLocation } from "../../store/location.js";
 import { migrateDatabase } from "../../store/migrate.js";
 import { beginBulkImport } from "../../store/bulk-import.js";
@@ -21,6 +21,8 @@ export type DatabaseImportSource =
 
 export type DatabaseImportOptions = DatabaseImportSource & {
   readonly location: DatabaseLocation;
+  /** How to open PostgreSQL (behind a pooler: VERBATIM_PG_POOLER). */
+  readonly open?: OpenDatabaseOptions;
   readonly subject: string;
   readonly files: readonly string[];
   /** Threads a chain import into a SQLite file may use (a writer thread from two). */
@@ -42,7 +44,7 @@ export type DatabaseImportResult =
 export async function importIntoDatabase(
   options: DatabaseImportOptions,
 ): Promise<DatabaseImportResult> {
-  const database = await openDatabase(options.location, { poolSize: 1 });
+  const database = await openDatabase(options.location, { ...options.open, poolSize: 1 });
   try {
     await migrateDatabase(database);
     await useImportPageCache(database);
