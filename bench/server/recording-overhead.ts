@@ -15,7 +15,9 @@
 //    then one transaction of BodyStore.write and the call's row, timed alone) in process into
 //    another store of the same database (SQLite: another file; PostgreSQL: another database).
 //    Beside it one durable commit of a small row, back to back, as recorded-calls.ts gives it.
-//    Goal: over the bare proxy and the call's commit < 1 ms (p50). `pauseMs` (recording-
+//    Goal: over the bare proxy and the call's commit < 1 ms (p50). Rows "Gemini" measure the
+//    same for POST /v1beta/models/…:generateContent with the same sessions in Gemini's format
+//    (gemini-session.ts; issue 35). `pauseMs` (recording-
 //    storage.ts --pause-ms): the client waits that long after each answer (default 0: the
 //    server places a call while the next ones are answered, at most 100 ms after its keep).
 // 2. CPU per recorded call: the server process's user + system time (/proc/<pid>/stat, clock
@@ -41,6 +43,7 @@ import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
 import { insertRecordedCall } from "../../packages/server/src/store/repositories/recorded-calls.js";
 import { inTransaction } from "../../packages/server/src/store/transaction.js";
 import { ClaudeSession, GrowingSession, type GrowingSessionOptions } from "./claude-session.js";
+import { GeminiSession } from "./gemini-session.js";
 import { httpCall, operatorJson as operatorJsonOf, type Answer } from "./bench-http.js";
 
 export interface OverheadSettings {
@@ -140,6 +143,17 @@ const server = http.createServer((request, response) => {
   request.on("data", () => undefined);
   request.on("end", () => {
     const n = ++count;
+    if (request.url.includes(":generateContent")) {
+      const gemini = JSON.stringify({
+        candidates: [{ content: { parts: [{ text: "The answer is forty-two, as computed from the input of call " + n + "." }], role: "model" }, finishReason: "STOP", index: 0 }],
+        usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 17, totalTokenCount: 21 },
+        modelVersion: "gemini-2.5-flash",
+        responseId: "bench" + String(n).padStart(16, "0"),
+      }, null, 2);
+      response.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+      response.end(gemini);
+      return;
+    }
     const body = JSON.stringify({
       id: "msg_01Bench" + String(n).padStart(16, "0"),
       type: "message",
@@ -428,8 +442,54 @@ function stubAnswer(n: number): Buffer {
   );
 }
 
-async function post(url: string, key: string, body: Buffer, what: string): Promise<Answer> {
-  const answer = await http("POST", `${url}/v1/messages`, { ...HEADERS, "x-api-key": key }, body);
+/** The stub's answer to a Gemini call (the commit baseline's response body of the Gemini rows). */
+function geminiStubAnswer(n: number): Buffer {
+  return Buffer.from(
+    JSON.stringify(
+      {
+        candidates: [
+          {
+            content: {
+              parts: [
+                { text: `The answer is forty-two, as computed from the input of call ${n}.` },
+              ],
+              role: "model",
+            },
+            finishReason: "STOP",
+            index: 0,
+          },
+        ],
+        usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 17, totalTokenCount: 21 },
+        modelVersion: "gemini-2.5-flash",
+        responseId: `bench${String(n).padStart(16, "0")}`,
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+const GEMINI_HEADERS = {
+  "content-type": "application/json",
+  "user-agent": "GeminiCLI/0.61.0 (linux; x64)",
+  "x-goog-api-client": "google-genai-sdk/1.30.0 gl-node/v24.0.0",
+};
+
+async function post(
+  url: string,
+  key: string,
+  body: Buffer,
+  what: string,
+  gemini = false,
+): Promise<Answer> {
+  const answer = gemini
+    ? await http(
+        "POST",
+        `${url}/v1beta/models/gemini-2.5-flash:generateContent`,
+        { ...GEMINI_HEADERS, "x-goog-api-key": key },
+        body,
+      )
+    : await http("POST", `${url}/v1/messages`, { ...HEADERS, "x-api-key": key }, body);
   if (answer.status !== 200) {
     throw new Error(`${what}: ${answer.status} ${answer.body.toString("utf8").slice(0, 300)}`);
   }
@@ -439,6 +499,8 @@ async function post(url: string, key: string, body: Buffer, what: string): Promi
 interface SizeCase {
   readonly label: string;
   readonly options: GrowingSessionOptions;
+  /** Gemini rows: the same sessions as generateContent requests (gemini-session.ts). */
+  readonly gemini?: boolean;
 }
 
 function sizeCases(seed: number): SizeCase[] {
@@ -449,7 +511,7 @@ function sizeCases(seed: number): SizeCase[] {
       text: (claude.system[1] as { text: string }).text.slice(0, 1500),
     },
   ]);
-  return [
+  const cases: SizeCase[] = [
     {
       label: "~4 KB",
       options: { seed: seed + 1, systemJson: shortSystem, turnBytes: 250, from: 3200, to: 5000 },
@@ -466,6 +528,11 @@ function sizeCases(seed: number): SizeCase[] {
       },
     },
   ];
+  // Issue 35: Gemini calls (POST /v1beta/models/…:generateContent) within the same goal.
+  return [
+    ...cases,
+    ...cases.map((size) => ({ ...size, label: `Gemini ${size.label}`, gemini: true })),
+  ];
 }
 
 /** Part 1 for one size: the targets and the commit baseline in blocks taking turns. */
@@ -478,14 +545,20 @@ async function latency(
   pauseMs: number,
   label: string,
   log: (text: string) => void,
-): Promise<{ row: LatencyRow; bare: GrowingSession; served: GrowingSession }> {
+): Promise<{
+  row: LatencyRow;
+  bare: GrowingSession | GeminiSession;
+  served: GrowingSession | GeminiSession;
+}> {
   const pause = () =>
     pauseMs > 0 ? new Promise((resolve) => setTimeout(resolve, pauseMs)) : undefined;
+  const session = () =>
+    size.gemini === true ? new GeminiSession(size.options) : new GrowingSession(size.options);
   const sessions = {
-    upstream: new GrowingSession(size.options),
-    bare: new GrowingSession(size.options),
-    served: new GrowingSession(size.options),
-    commit: new GrowingSession(size.options),
+    upstream: session(),
+    bare: session(),
+    served: session(),
+    commit: session(),
   };
   const urls = {
     upstream: targets.upstreamUrl,
@@ -504,7 +577,7 @@ async function latency(
       await baseline.record(
         commitSubject,
         sessions.commit.next(),
-        stubAnswer(done + index),
+        size.gemini === true ? geminiStubAnswer(done + index) : stubAnswer(done + index),
         done >= 0,
       );
     }
@@ -512,7 +585,13 @@ async function latency(
       for (let index = 0; index < BLOCK; index++) {
         const body = sessions[target].next();
         const start = performance.now();
-        await post(urls[target], targets.key, body, `${label}, ${size.label}, ${target}`);
+        await post(
+          urls[target],
+          targets.key,
+          body,
+          `${label}, ${size.label}, ${target}`,
+          size.gemini,
+        );
         const ms = performance.now() - start;
         if (done >= 0) {
           samples[target].push(ms);
@@ -711,6 +790,8 @@ export async function measureOverhead(settings: OverheadSettings): Promise<Overh
       {
         ANTHROPIC_API_KEY: "sk-ant-bench",
         ANTHROPIC_BASE_URL: upstreamUrl,
+        GEMINI_API_KEY: "gemini-bench",
+        GEMINI_BASE_URL: `${upstreamUrl}/v1beta`,
         VERBATIM_RATE_LIMIT_PER_MINUTE: "0",
         VERBATIM_OPERATOR_TOKEN: OPERATOR,
         VERBATIM_RECORD_COMPRESSION: undefined,
@@ -742,7 +823,10 @@ export async function measureOverhead(settings: OverheadSettings): Promise<Overh
         log,
       );
       rows.push(measured.row);
-      sessions = measured;
+      // Part 2 goes on with the last Anthropic sessions (its calls are /v1/messages).
+      if (size.gemini !== true) {
+        sessions = measured as { bare: GrowingSession; served: GrowingSession };
+      }
     }
     if (sessions === undefined) throw new Error("no sizes");
     const cpuRow = await cpu(
@@ -778,7 +862,9 @@ export function overheadReport(results: readonly OverheadResult[]): {
   const first = results[0];
   if (first === undefined) return { text: "", summary };
   out.push(
-    `\nRecording overhead: POST /v1/messages (JSON answers) through verbatim serve (recorded, defaults) ` +
+    `\nRecording overhead: POST /v1/messages (JSON answers; rows "Gemini": POST ` +
+      `/v1beta/models/gemini-2.5-flash:generateContent, the same sessions in Gemini's format) ` +
+      `through verbatim serve (recorded, defaults) ` +
       `over a bare pass-through proxy, both in front of the same stub upstream; growing sessions ` +
       `(each request the previous plus a turn), sequential, blocks of ${BLOCK} taking turns (after ` +
       `the server's block, until it has placed its calls: 300 ms without CPU time), ms p50 ` +

@@ -90,6 +90,7 @@ export type { LeftOutTotal } from "../interop/summary.js";
 export { trajectoryJobs } from "../interop/trajectories/jobs.js";
 export type { ImportedJob, ImportedJobTurn } from "../interop/trajectories/jobs.js";
 export { chatMLLine } from "../interop/export/training-lines.js";
+export { responseText as geminiResponseText } from "../interop/gemini-cli/parts.js";
 export { spawnSiblingWorker } from "../interop/sibling-worker.js";
 
 // cli: what a command of the `verbatim` command line is made with (the server's commands).

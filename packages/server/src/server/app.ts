@@ -24,6 +24,7 @@ import { declaredEncodingProblem, registerJsonBodyParser } from "./json-body.js"
 import { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 import { sharedLimitsFor } from "./shared-limits.js";
 import { RouteTable } from "./route-table.js";
+import { takeQueryKey } from "./query-key.js";
 import { refuseOtherRequestTargets } from "./request-target.js";
 import { registerCallerRoutes } from "./routes/caller.js";
 import { consoleRouteHeaders } from "./console/reply-headers.js";
@@ -173,6 +174,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     bodyLimit,
     logController: new LogController({ requestIdLogLabel: "request_id" }),
     genReqId: requestIdOf,
+    // A Gemini client's `?key=` leaves the URL before routing and logging (query-key.ts).
+    rewriteUrl: takeQueryKey,
     // Node's parser closes slow and idle connections; the 408 it raises is answered by
     // clientErrorHandler in the error shape.
     http: {

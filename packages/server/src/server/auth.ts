@@ -1,9 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { VerbatimError } from "verbatim-llm/core";
 import type { ApiKeyLookup } from "../gateway/keys/api-key-cache.js";
 import { sendError } from "./errors.js";
 import type { FailedAuthenticationLimit } from "./failed-authentication.js";
+import { queryKeyOf } from "./query-key.js";
 import type { RequestLimiter } from "../gateway/limits/shared-limits.js";
 
 declare module "fastify" {
@@ -21,15 +23,28 @@ export function bearerOf(request: Pick<FastifyRequest, "headers">): string | und
   return match?.[1];
 }
 
-/** The `x-api-key` credential (Anthropic clients send the key there), or undefined. */
-function xApiKeyOf(request: Pick<FastifyRequest, "headers">): string | undefined {
-  const header = request.headers["x-api-key"];
+/** A key header's credential (`x-api-key` of Anthropic clients, `x-goog-api-key` of Gemini's). */
+function keyHeaderOf(
+  request: Pick<FastifyRequest, "headers">,
+  name: "x-api-key" | "x-goog-api-key",
+): string | undefined {
+  const header = request.headers[name];
   return typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
 }
 
-/** The API key a caller request presents: a bearer token, else `x-api-key`. */
-export function apiKeyOf(request: Pick<FastifyRequest, "headers">): string | undefined {
-  return bearerOf(request) ?? xApiKeyOf(request);
+/**
+ * The API key a caller request presents: a bearer token, else `x-api-key`, else
+ * `x-goog-api-key`, else (a Gemini route) the query's `key` (query-key.ts).
+ */
+export function apiKeyOf(
+  request: Pick<FastifyRequest, "headers"> & { readonly raw?: IncomingMessage },
+): string | undefined {
+  return (
+    bearerOf(request) ??
+    keyHeaderOf(request, "x-api-key") ??
+    keyHeaderOf(request, "x-goog-api-key") ??
+    (request.raw === undefined ? undefined : queryKeyOf(request.raw))
+  );
 }
 
 function digest(text: string): Buffer {
@@ -42,7 +57,7 @@ function unauthorized(what: string): VerbatimError {
     hint:
       what === "operator token"
         ? "Send Authorization: Bearer <operator token> (printed by verbatim serve, or VERBATIM_OPERATOR_TOKEN)"
-        : "Send Authorization: Bearer <API key> (create one with verbatim keys create --db <db> --subject <subject_uid>)",
+        : "Send Authorization: Bearer <API key> (or x-api-key, or for Gemini routes x-goog-api-key or ?key=; create one with verbatim keys create --db <db> --subject <subject_uid>)",
   });
 }
 

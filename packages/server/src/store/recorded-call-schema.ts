@@ -34,7 +34,7 @@ export interface RecordedCallTable {
    * (gateway/recording/calls.ts); until then `tip_prefix_sha256` is empty and the usage null.
    */
   readonly conversation_id: string;
-  /** `anthropic-messages` or `openai-chat`. */
+  /** `anthropic-messages`, `openai-chat` or `gemini-generate-content`. */
   readonly wire_format: string;
   /** The request path with its query (`/v1/messages?beta=true`). */
   readonly path: string;
@@ -93,6 +93,24 @@ export interface BodyPieceTable {
   readonly size: number;
   readonly bytes: Buffer;
   readonly created_at: string;
+}
+
+/**
+ * Small pieces of one subject joined into one compressed frame (migration 0020); its pieces keep
+ * their ids, and its id is the largest of them.
+ */
+export interface BodyPackTable {
+  readonly id: number;
+  readonly subject_uid: string;
+  /** As a piece's `codec`. */
+  readonly codec: number;
+  /** Its bytes before compression: its pieces' sizes added up. */
+  readonly size: number;
+  /** Its oldest piece's. */
+  readonly created_at: string;
+  /** Its pieces in id order with their sizes (gateway/recording/bodies/pack-list.ts). */
+  readonly pieces: Buffer;
+  readonly bytes: Buffer;
 }
 
 /** Where a subject holds a content-defined chunk (migration 0015). */

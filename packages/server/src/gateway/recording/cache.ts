@@ -117,10 +117,20 @@ export function prefixBreak(
 const PROVIDER_OF_FORMAT: Readonly<Record<string, string>> = {
   "anthropic-messages": "anthropic",
   "openai-chat": "openai-chat",
+  "gemini-generate-content": "gemini",
 };
 
 function promptTokens(call: RecordedCallRow): number {
   return (call.input_tokens ?? 0) + (call.cache_read_tokens ?? 0) + (call.cache_write_tokens ?? 0);
+}
+
+/**
+ * The tokens a call left in the prompt cache for its next call: its cache reads and writes;
+ * Gemini reports no writes (its implicit caching keeps each prompt's prefix), so all its prompt.
+ */
+function leftInCache(call: RecordedCallRow): number {
+  if (call.wire_format === "gemini-generate-content") return promptTokens(call);
+  return (call.cache_read_tokens ?? 0) + (call.cache_write_tokens ?? 0);
 }
 
 function lostDollars(call: RecordedCallRow, lost: number): number | null {
@@ -193,10 +203,7 @@ function cacheEntry(
   const prompt = promptTokens(call);
   const known = call.input_tokens !== null || call.cache_read_tokens !== null;
   // Tokens the previous call left in the cache (read or written) that this call could read.
-  const cacheable =
-    previous === undefined
-      ? 0
-      : Math.min((previous.cache_read_tokens ?? 0) + (previous.cache_write_tokens ?? 0), prompt);
+  const cacheable = previous === undefined ? 0 : Math.min(leftInCache(previous), prompt);
   const lost = Math.max(0, cacheable - (call.cache_read_tokens ?? 0));
   const difference =
     found === undefined || found === "unreadable" || previous === undefined

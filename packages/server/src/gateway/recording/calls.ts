@@ -234,7 +234,7 @@ export class RecordedCalls {
         delete responseHeaders["content-length"];
       }
       // The chain is written from what is stored: no unredacted text in its messages either.
-      messages = messagesOfBody(text);
+      messages = messagesOfBody(text, call.format);
     }
     const row = {
       id: callId,

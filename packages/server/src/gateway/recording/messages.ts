@@ -9,13 +9,16 @@ import {
 import type { HeldImage } from "../conversations/images.js";
 import { imageFromBase64, imageFromUrl, omittedImage, type RecordedImage } from "./images.js";
 import { record, text, type Json } from "./json-members.js";
+import { geminiAnswer } from "./gemini-answer.js";
+import { geminiMessagesOf } from "./gemini-messages.js";
 import { ToolCallNames } from "./tool-names.js";
 import type { WireFormat } from "./usage.js";
 import { NOTED_IMAGE_URL_MAX_LENGTH, NOTED_IMAGE_URLS_MAX } from "../validation/checks.js";
 
 /**
  * The provider-neutral history of a recorded call (docs/server/recorded-calls.md, "Recorded calls"): each wire
- * message of an Anthropic Messages or Chat Completions request as the gateway messages the store
+ * message of an Anthropic Messages or Chat Completions request (a Gemini content:
+ * gemini-messages.ts) as the gateway messages the store
  * keeps for `/v1/responses`, and the upstream's answer through the library's response parsers.
  * The raw bytes stay in the call's row; these are what the console and the Conversations API
  * show. What the history model has no place for is left out of these messages only (thinking
@@ -34,6 +37,7 @@ export interface RecordedMessage {
 
 /** The provider whose wire format a recorded call speaks (for the response parsers). */
 export function providerOfFormat(format: WireFormat): ProviderId {
+  if (format === "gemini-generate-content") return "gemini";
   return format === "anthropic-messages" ? "anthropic" : "openai-chat";
 }
 
@@ -217,6 +221,7 @@ export function recordedMessagesOf(
   index: number,
   names: ToolCallNames = new ToolCallNames(format, messages),
 ): RecordedMessage[] {
+  if (format === "gemini-generate-content") return geminiMessagesOf(messages, index);
   const message = record(messages[index]);
   if (message === undefined) return [];
   return format === "anthropic-messages"
@@ -235,6 +240,7 @@ export function recordedAnswer(
   body: string,
   streamed: boolean,
 ): RoundResult | undefined {
+  if (format === "gemini-generate-content") return geminiAnswer(model, statusCode, body, streamed);
   if (statusCode < 200 || statusCode >= 300) return undefined;
   const provider = providerOfFormat(format);
   try {

@@ -24,7 +24,13 @@ import { recordedAnswer } from "./messages.js";
 import type { PrefixHashCache } from "./prefix-cache.js";
 import type { BodyReader } from "./bodies/body-reader.js";
 import { ToolCallNames } from "./tool-names.js";
-import { decodeBody, usageOf, type RecordedUsage, type WireFormat } from "./usage.js";
+import {
+  decodeBody,
+  usageOf,
+  wireMessagesKey,
+  type RecordedUsage,
+  type WireFormat,
+} from "./usage.js";
 
 /**
  * Places a stored call in its chain (docs/server/recorded-calls.md, "Recorded calls"), inside transactions that
@@ -42,7 +48,7 @@ export interface CallToPlace {
   readonly subjectUid: string;
   readonly format: WireFormat;
   readonly model: string;
-  /** The request's `messages`. */
+  /** The request's messages (`messages`; Gemini's `contents`). */
   readonly messages: readonly unknown[];
   readonly statusCode: number;
   /** As stored (no credentials). */
@@ -299,13 +305,13 @@ function nodesOf(
   return nodes;
 }
 
-/** The `messages` of a request body's text ([] when it has none or is not JSON). */
-export function messagesOfBody(text: string): unknown[] {
+/** The messages of a request body's text ([] when it has none or is not JSON). */
+export function messagesOfBody(text: string, format?: WireFormat): unknown[] {
   try {
     const body = JSON.parse(text) as unknown;
     const value =
       body !== null && typeof body === "object" && !Array.isArray(body)
-        ? (body as Record<string, unknown>)["messages"]
+        ? (body as Record<string, unknown>)[wireMessagesKey(format)]
         : undefined;
     return Array.isArray(value) ? value : [];
   } catch {
@@ -323,7 +329,7 @@ export async function callOfRow(row: RecordedCallRow, reader: BodyReader): Promi
     subjectUid: row.subject_uid,
     format: row.wire_format as WireFormat,
     model: row.model,
-    messages: messagesOfBody(request.toString("utf8")),
+    messages: messagesOfBody(request.toString("utf8"), row.wire_format as WireFormat),
     statusCode: row.status_code,
     responseHeaders: JSON.parse(row.response_headers) as Record<string, string>,
     responseBody: response,

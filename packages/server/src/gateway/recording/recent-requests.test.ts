@@ -10,11 +10,11 @@ function parsedWhole(bytes: Buffer): unknown {
 }
 
 /** The body's value as the routes read it: continued from a recent request, else whole. */
-function parse(requests: RecentRequests, subject: string, bytes: Buffer) {
-  const continued = requests.continued(subject, bytes);
+function parse(requests: RecentRequests, subject: string, bytes: Buffer, key = "messages") {
+  const continued = requests.continued(subject, bytes, key);
   if (continued !== undefined) return { value: continued as unknown, continued: true };
   const value = parsedWhole(bytes);
-  requests.remember(subject, bytes, value);
+  requests.remember(subject, bytes, value, key);
   return { value, continued: false };
 }
 
@@ -146,6 +146,34 @@ describe("issue 33: a request parsed from where it parts from its session's prev
     const read = parse(requests, "subject", broken);
     expect(read.continued).toBe(false);
     expect(read.value).toBeUndefined();
+  });
+
+  it("continues Gemini requests by their contents, the instruction and tools after them", () => {
+    const requests = new RecentRequests(32 * 1024 * 1024, 4, 0);
+    const body = (contents: unknown[]) =>
+      Buffer.from(
+        JSON.stringify({
+          contents,
+          systemInstruction: { parts: [{ text: "be brief" }] },
+          tools: [{ functionDeclarations: [{ name: "list_directory" }] }],
+          generationConfig: { temperature: 0 },
+        }),
+      );
+    const history = [{ role: "user", parts: [{ text: "list it" }] }];
+    const first = parse(requests, "subject", body(history), "contents");
+    expect(first.continued).toBe(false);
+    const next = [
+      ...history,
+      { role: "model", parts: [{ functionCall: { name: "list_directory", args: {} } }] },
+      { role: "user", parts: [{ functionResponse: { name: "list_directory", response: {} } }] },
+    ];
+    const second = parse(requests, "subject", body(next), "contents");
+    expect(second.continued).toBe(true);
+    expectSameValue(second.value, parsedWhole(body(next)));
+    const toolsOf = (read: { value: unknown }) => (read.value as { tools: unknown }).tools;
+    expect(toolsOf(second)).toBe(toolsOf(first));
+    // A body of the other member is not continued from a Gemini request, nor the reverse.
+    expect(parse(requests, "subject", body(next), "messages").continued).toBe(false);
   });
 
   it("leaves to the whole parse a body whose tail is not what the whole body's parse accepts", () => {

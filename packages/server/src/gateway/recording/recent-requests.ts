@@ -6,6 +6,8 @@ import { RecentPerSubject } from "./recent-per-subject.js";
 /** A request parsed before: what of it the session's next request can take over. */
 interface ParsedRequest {
   readonly bytes: Buffer;
+  /** The member holding the turns: `messages`, Gemini's `contents`. */
+  readonly key: string;
   /** The members of its object before `messages`, in order (their values as parsed). */
   readonly head: readonly (readonly [string, unknown])[];
   readonly messages: readonly unknown[];
@@ -33,7 +35,8 @@ const BLOCK = 4096;
  * from where the two part (docs/server/performance.md, "Recording storage"). What it gives is
  * the value the strict parser gives for the whole body (its messages before the new ones are
  * the previous request's values, shared, never changed by anyone reading them): a body whose
- * tail does not read as JSON, or that is not one object with a `messages` array, is parsed
+ * tail does not read as JSON, or that is not one object with a `messages` array (Gemini's
+ * `contents`: the member is the caller's `key`), is parsed
  * whole by the caller, which gets the strict parser's own error. Bounded in bodies per subject
  * and in bytes overall (least recently used subject out first).
  */
@@ -60,11 +63,16 @@ export class RecentRequests {
    * does not, or when its tail is not JSON as expected (the caller parses it whole and calls
    * `remember`).
    */
-  continued(subjectUid: string, bytes: Buffer): Record<string, unknown> | undefined {
+  continued(
+    subjectUid: string,
+    bytes: Buffer,
+    key: string = "messages",
+  ): Record<string, unknown> | undefined {
     if (bytes.length < this.minBytes) return undefined;
     let base: ParsedRequest | undefined;
     let count = 0;
     for (const candidate of this.#recent.of(subjectUid)) {
+      if (candidate.key !== key) continue;
       const shared = sharedHead(candidate.bytes, bytes);
       const whole = messagesWithin(candidate.ends, shared);
       if (whole > count) {
@@ -80,22 +88,23 @@ export class RecentRequests {
   }
 
   /** Keeps a body the caller parsed whole (`value`, as the strict parser gave it). */
-  remember(subjectUid: string, bytes: Buffer, value: unknown): void {
+  remember(subjectUid: string, bytes: Buffer, value: unknown, key: string = "messages"): void {
     if (bytes.length < this.minBytes || bytes.length > this.maxBytes / 4) return;
     const object =
       typeof value === "object" && value !== null && !Array.isArray(value)
         ? (value as Record<string, unknown>)
         : undefined;
-    const messages = object?.["messages"];
+    const messages = object?.[key];
     if (object === undefined || !Array.isArray(messages)) return;
-    const before = membersBefore(bytes, "messages");
+    const before = membersBefore(bytes, key);
     if (before === undefined) return;
     const ends = elementEnds(bytes, before.valueStart);
     if (ends.length !== messages.length) return;
     const head = before.names.map((name) => [name, object[name]] as const);
-    const after = membersAfter(object, before.names, bytes, ends, before.valueStart);
+    const after = membersAfter(object, key, before.names, bytes, ends, before.valueStart);
     this.#recent.add(subjectUid, {
       bytes,
+      key,
       head,
       messages,
       ends,
@@ -160,15 +169,15 @@ function readTail(
   const tail = bytes.subarray(from);
   // The shared bytes are the base's (UTF-8), and they end with an ASCII byte.
   if (!isUtf8(tail)) return undefined;
-  const parsed = safeParseStrictJson(`{"messages":[${tail.toString("utf8")}`);
+  const parsed = safeParseStrictJson(`{${JSON.stringify(base.key)}:[${tail.toString("utf8")}`);
   if (!parsed.ok) return undefined;
   const rest = parsed.value as Record<string, unknown>;
   const members = Object.keys(rest)
-    .filter((name) => name !== "messages")
+    .filter((name) => name !== base.key)
     .map((name) => [name, rest[name]] as const);
   // A key before `messages` repeated after it: the whole body's parse names the problem.
   if (members.some(([name]) => base.head.some(([before]) => before === name))) return undefined;
-  const added = rest["messages"] as unknown[];
+  const added = rest[base.key] as unknown[];
   const ends = added.length > 0 ? elementEnds(bytes, from - 1) : [];
   const close = skipWhitespace(bytes, ends[ends.length - 1] ?? from);
   return withMembers(base, count, bytes, {
@@ -224,13 +233,14 @@ function withMembers(
   for (const [name, member] of base.head) value[name] = member;
   const messages = base.messages.slice(0, count);
   for (const message of read.added) messages.push(message);
-  value["messages"] = messages;
+  value[base.key] = messages;
   for (const [name, member] of read.after?.members ?? []) value[name] = member;
   const ends = base.ends.slice(0, count);
   for (const at of read.ends) ends.push(at);
   if (ends.length !== messages.length) return undefined;
   const request: ParsedRequest = {
     bytes,
+    key: base.key,
     head: base.head,
     messages,
     ends,
@@ -245,6 +255,7 @@ function withMembers(
  */
 function membersAfter(
   object: Record<string, unknown>,
+  key: string,
   before: readonly string[],
   bytes: Buffer,
   ends: readonly number[],
@@ -256,7 +267,7 @@ function membersAfter(
   );
   if (bytes[close] !== CLOSE_ARRAY) return undefined;
   const members = Object.keys(object)
-    .filter((name) => name !== "messages" && !before.includes(name))
+    .filter((name) => name !== key && !before.includes(name))
     .map((name) => [name, object[name]] as const);
   return { close, members };
 }

@@ -1,11 +1,13 @@
 import * as zlib from "node:zlib";
+import { geminiUsageMetadata } from "./gemini-answer.js";
 
 /**
  * The usage a provider reported in one response (docs/server/recorded-calls.md, "Recorded calls"), read from
  * the bytes the client received: Anthropic Messages (`usage` of the JSON body, or
  * `message_start` then `message_delta` of the stream) and OpenAI Chat (`usage` of the body or of
  * the stream's last chunk; `prompt_tokens_details.cached_tokens` is the cache read, and
- * `input` is the prompt tokens not read from the cache). Unknown numbers are null.
+ * `input` is the prompt tokens not read from the cache) and Gemini (`usageMetadata`, below).
+ * Unknown numbers are null.
  */
 export interface RecordedUsage {
   readonly inputTokens: number | null;
@@ -14,7 +16,12 @@ export interface RecordedUsage {
   readonly cacheWriteTokens: number | null;
 }
 
-export type WireFormat = "anthropic-messages" | "openai-chat";
+export type WireFormat = "anthropic-messages" | "openai-chat" | "gemini-generate-content";
+
+/** The member of a request body that holds its messages: Gemini's `contents`, else `messages`. */
+export function wireMessagesKey(format: WireFormat | undefined): "messages" | "contents" {
+  return format === "gemini-generate-content" ? "contents" : "messages";
+}
 
 const NONE: RecordedUsage = {
   inputTokens: null,
@@ -85,8 +92,31 @@ function eventData(text: string): unknown[] {
   return out;
 }
 
+/**
+ * Gemini's `usageMetadata`: `promptTokenCount` includes `cachedContentTokenCount` (the implicit
+ * or explicit cache's read), so input is the rest of the prompt (and of the tool-use prompt);
+ * output is the candidates' and thoughts' tokens. Gemini reports no cache writes.
+ */
+function geminiUsage(usage: Record<string, unknown>): RecordedUsage {
+  const prompt = numberOr(usage["promptTokenCount"], null);
+  const cached = numberOr(usage["cachedContentTokenCount"], 0) ?? 0;
+  const toolPrompt = numberOr(usage["toolUsePromptTokenCount"], 0) ?? 0;
+  const candidates = numberOr(usage["candidatesTokenCount"], null);
+  const thoughts = numberOr(usage["thoughtsTokenCount"], 0) ?? 0;
+  return {
+    inputTokens: prompt === null ? null : Math.max(0, prompt + toolPrompt - cached),
+    outputTokens: candidates === null && thoughts === 0 ? null : (candidates ?? 0) + thoughts,
+    cacheReadTokens: cached,
+    cacheWriteTokens: null,
+  };
+}
+
 /** The usage of a decoded response body (JSON or a stream); all null when none is found. */
 export function usageOf(format: WireFormat, text: string, streamed: boolean): RecordedUsage {
+  if (format === "gemini-generate-content") {
+    const found = geminiUsageMetadata(text, streamed);
+    return found === undefined ? NONE : geminiUsage(found);
+  }
   let values: unknown[];
   if (streamed) values = eventData(text);
   else {

@@ -11,7 +11,7 @@ const factsSchema = z.object({
   subject_uid: z.string(),
   conversation_id: z.string().nullable().describe("Null until the call is placed in a chain."),
   previous_call_id: z.string().nullable(),
-  wire_format: z.string().describe("anthropic-messages or openai-chat."),
+  wire_format: z.string().describe("anthropic-messages, openai-chat or gemini-generate-content."),
   path: z.string().describe("The request path with its query, as sent."),
   model: z.string(),
   status_code: z.number().describe("The upstream's status."),

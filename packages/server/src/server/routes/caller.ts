@@ -19,6 +19,7 @@ import { RecordedCalls } from "../../gateway/recording/calls.js";
 import type { Compression } from "../../gateway/recording/bodies/compression.js";
 import { keepRawJsonBodies } from "./pass-through.js";
 import { PASS_THROUGH_ROUTES, registerPassThroughRoute } from "./pass-through-routes.js";
+import { registerGeminiRoutes } from "./gemini-routes.js";
 
 export interface CallerRouteOptions {
   readonly database: StoreDatabase;
@@ -80,5 +81,6 @@ export function registerCallerRoutes(app: FastifyInstance, options: CallerRouteO
   void app.register(async (scope) => {
     keepRawJsonBodies(scope, recorder.requests);
     for (const serving of passThroughRoutes) registerPassThroughRoute(scope, serving);
+    registerGeminiRoutes(scope, { config: passThroughUpstream, recorder });
   });
 }

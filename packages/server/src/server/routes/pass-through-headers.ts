@@ -44,6 +44,7 @@ export function forwardedHeaders(
     out[name] = value;
   }
   if (target.provider === "anthropic") out["x-api-key"] = target.upstream.apiKey;
+  else if (target.provider === "gemini") out["x-goog-api-key"] = target.upstream.apiKey;
   else out["authorization"] = `Bearer ${target.upstream.apiKey}`;
   return out;
 }

@@ -12,7 +12,7 @@ import type { ProviderId } from "verbatim-llm/providers";
 import type { Sanitizer } from "verbatim-llm/trajectory";
 import type { RecordedCalls } from "../../gateway/recording/calls.js";
 import type { RecentRequests } from "../../gateway/recording/recent-requests.js";
-import type { WireFormat } from "../../gateway/recording/usage.js";
+import { wireMessagesKey, type WireFormat } from "../../gateway/recording/usage.js";
 import { modelRoute } from "../../gateway/upstream/config.js";
 import { parseJsonBodyText } from "../json-body.js";
 import type { UpstreamConfig, UpstreamProvider } from "../upstream/config.js";
@@ -46,6 +46,7 @@ const DEFAULT_BASE_URLS: Partial<Record<ProviderId, string>> = {
   "openai-chat": "https://api.openai.com/v1",
   "openai-responses": "https://api.openai.com/v1",
   openrouter: "https://openrouter.ai/api/v1",
+  gemini: "https://generativelanguage.googleapis.com/v1beta",
 };
 
 /**
@@ -58,14 +59,18 @@ export function keepRawJsonBodies(scope: FastifyInstance, requests?: RecentReque
   scope.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
     const subjectUid = request.subjectUid;
-    const continued = requests?.continued(subjectUid, bytes);
+    // The member that grows from one request of a session to the next.
+    const key = wireMessagesKey(
+      request.url.startsWith("/v1beta/") ? "gemini-generate-content" : undefined,
+    );
+    const continued = requests?.continued(subjectUid, bytes, key);
     if (continued !== undefined) {
       done(null, rawJsonBody(bytes, continued));
       return;
     }
     parseJsonBodyText(bytes).then(
       ({ text, value }) => {
-        requests?.remember(subjectUid, bytes, value);
+        requests?.remember(subjectUid, bytes, value, key);
         done(null, { bytes, text, value } satisfies RawJsonBody);
       },
       (error: unknown) => done(error as Error, undefined),
@@ -122,6 +127,8 @@ export interface PassThroughCall {
   readonly target: PassThroughTarget;
   readonly url: URL;
   readonly body: RawJsonBody;
+  /** The model when the path names it (Gemini); else the body's `model`. */
+  readonly model?: string;
   readonly timeoutMs: number;
   /** Record the exchange (false for count_tokens). */
   readonly record: boolean;
@@ -246,12 +253,13 @@ export async function passThrough(
   try {
     if (call.record && answer.complete) {
       const value = call.body.value as Record<string, unknown>;
-      const messages = Array.isArray(value["messages"]) ? (value["messages"] as unknown[]) : [];
+      const listed = value[wireMessagesKey(call.format)];
+      const messages = Array.isArray(listed) ? (listed as unknown[]) : [];
       const keeping = recorder.keep({
         subjectUid: request.subjectUid,
         format: call.format,
         path: request.url,
-        model: typeof value["model"] === "string" ? value["model"] : "",
+        model: call.model ?? (typeof value["model"] === "string" ? value["model"] : ""),
         messages,
         requestHeaders,
         requestBody: call.body.bytes,
@@ -409,6 +417,8 @@ export function targetFor(
   config: UpstreamConfig,
   model: string,
   accepted: readonly ProviderId[],
+  /** Where the request names the model (for the error). */
+  where = "body.model",
 ): PassThroughTarget {
   const route = modelRoute(config, model);
   const routed =
@@ -423,11 +433,13 @@ export function targetFor(
       "upstream_not_configured",
       `no ${accepted.join(" or ")} upstream is configured for the model "${model}"`,
       {
-        where: "body.model",
+        where,
         hint:
           accepted[0] === "anthropic"
             ? "Start the server with ANTHROPIC_API_KEY set (and ANTHROPIC_BASE_URL for another endpoint)"
-            : "Start the server with OPENAI_API_KEY (or OPENROUTER_API_KEY) set, and OPENAI_BASE_URL for another endpoint",
+            : accepted[0] === "gemini"
+              ? "Start the server with GEMINI_API_KEY set (and GEMINI_BASE_URL for another endpoint)"
+              : "Start the server with OPENAI_API_KEY (or OPENROUTER_API_KEY) set, and OPENAI_BASE_URL for another endpoint",
       },
     );
   }
