@@ -6,9 +6,17 @@
  * and a package import of the same file, on both databases. The expectations are computed here
  * from the raw source lines, not through the importers.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { bufferIO } from "../../packages/library/src/cli/io.js";
 import { main } from "../../packages/library/src/cli/main.js";
@@ -33,6 +41,12 @@ const CLAUDE = `${fixturesRoot}claude-code/2.1-subagents/turn-2.jsonl`;
 const CODEX = `${fixturesRoot}codex/0.125/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl`;
 const GEMINI = `${fixturesRoot}gemini-cli/json-2025-10/gemini-cli-pomodoro-timer.json`;
 const OPENCODE = `${fixturesRoot}opencode/export/ses_39c0a3da8ffeFQWvKTGUJWivpv.json`;
+/** A Roo Code task whose API history was condensed: most requests' answers are gone from it. */
+const ROO_CONDENSED = `${fixturesRoot}cline/roo-3.2x-condensed/ac8aa7b4-319c-4925-a139-4f4adca81921`;
+/** A Claude Code session with a compaction: the calls before it end no message of the history. */
+const CLAUDE_COMPACTED = `${fixturesRoot}claude-code/2.1-real/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl`;
+/** A Gemini CLI session whose first calls wrote no message (their content is empty). */
+const GEMINI_EMPTY_CALLS = `${fixturesRoot}gemini-cli/json-2026-03/session-2026-03-18T02-08-6745da32.json`;
 /** A Codex rollout that reports each call twice (the repeat must not count again). */
 const CODEX_REPEATS = `${fixturesRoot}codex/0.104-sanitized/rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl`;
 
@@ -90,6 +104,24 @@ function codexCalls(file: string): { tokens: Tokens[]; model: string } {
     });
   }
   return { tokens, model };
+}
+
+/** Roo Code: each `api_req_started` UI message with counts (its JSON text), in order. */
+function rooRequests(folder: string): { tokens: Tokens; cost: number }[] {
+  const ui = JSON.parse(readFileSync(join(folder, "ui_messages.json"), "utf8")) as Json[];
+  return ui
+    .filter((message) => message["say"] === "api_req_started")
+    .map((message) => JSON.parse(String(message["text"])) as Json)
+    .filter((info) => typeof info["tokensIn"] === "number" || typeof info["tokensOut"] === "number")
+    .map((info) => ({
+      tokens: {
+        input: count(info["tokensIn"]),
+        output: count(info["tokensOut"]),
+        cacheRead: count(info["cacheReads"]),
+        cacheWrite: count(info["cacheWrites"]),
+      },
+      cost: count(info["cost"]),
+    }));
 }
 
 const sum = (list: readonly Tokens[]): Tokens =>
@@ -281,6 +313,98 @@ describeDatabaseTargets("issue 31: usage of sessions imported into the store", (
       if (source === "opencode") expect(totals.dollars, source).toBe(0);
       else expect(totals.dollars, source).toBeGreaterThan(0);
     }
+  });
+
+  it("issue 35 item 4: a Roo Code task condensed by Roo keeps the usage of the requests whose answers were condensed away, on the history's first message; the totals match the source and a package import", async () => {
+    const requests = rooRequests(ROO_CONDENSED);
+    expect(requests.length).toBe(59);
+    const expected = sum(requests.map((request) => request.tokens));
+    // Before the fix the store kept only the requests answered in the history: 226 tokens in.
+    expect(expected.input).toBe(484_656);
+    const { messages } = await importAndRead("cline", ROO_CONDENSED, "roo-condensed");
+    const totals = usageTotals(messages);
+    const { input, output, cacheRead, cacheWrite } = totals;
+    expect({ input, output, cacheRead, cacheWrite }).toEqual(expected);
+    expect(await packageUsage("cline", ROO_CONDENSED)).toEqual(expected);
+    // Every request counted once, each cost as Roo reported it.
+    const answered = withUsage(messages);
+    expect(totals).toMatchObject({ calls: 59, reported: 59, estimated: 0, unknown: 0 });
+    expect(totals.outside).toBe(59 - answered.length);
+    expect(totals.dollars).toBeCloseTo(
+      requests.reduce((dollars, request) => dollars + request.cost, 0),
+      9,
+    );
+    // The first stored message (Roo's condensed summary, which answers no request) keeps them.
+    const first = messages.find((message) => message.previous_message_id === null);
+    const summary = JSON.parse(
+      readFileSync(join(ROO_CONDENSED, "api_conversation_history.json"), "utf8"),
+    ) as Json[];
+    expect(first?.content).toEqual([{ type: "text", text: summary[1]?.["content"] }]);
+    expect(first?.metadata.gateway["usage"]).toBeUndefined();
+    expect(first?.metadata.gateway["callsOutsideHistory"]).toMatchObject({
+      calls: totals.outside,
+      reported: totals.outside,
+      estimated: 0,
+      unknown: 0,
+    });
+    expect(totals.outside).toBeGreaterThan(30);
+  });
+
+  it("issue 35 item 4: calls whose answers a compaction took out of the history, or that wrote no message, count in the store's totals as in a package (Claude Code, Gemini CLI)", async () => {
+    for (const [source, file] of [
+      ["claude-code", CLAUDE_COMPACTED],
+      ["gemini-cli", GEMINI_EMPTY_CALLS],
+    ] as const) {
+      const { messages } = await importAndRead(source, file, `${source}-outside`);
+      const totals = usageTotals(messages);
+      expect(totals.outside, source).toBeGreaterThan(0);
+      const { input, output, cacheRead, cacheWrite } = totals;
+      expect({ input, output, cacheRead, cacheWrite }, source).toEqual(
+        await packageUsage(source, file),
+      );
+      expect(totals.unknown, source).toBe(0);
+      expect(totals.dollars, source).toBeGreaterThan(0);
+    }
+  });
+
+  it("issue 35 item 4: a re-run whose calls outside the history changed since the first message was stored reports the difference as left out (never silently)", async () => {
+    // The same task as it was before one of its condensed-away requests was written.
+    const earlier = join(packages, "roo-earlier", basename(ROO_CONDENSED));
+    mkdirSync(earlier, { recursive: true });
+    for (const name of readdirSync(ROO_CONDENSED))
+      copyFileSync(join(ROO_CONDENSED, name), join(earlier, name));
+    const ui = JSON.parse(readFileSync(join(earlier, "ui_messages.json"), "utf8")) as Json[];
+    const firstRequest = ui.findIndex((message) => message["say"] === "api_req_started");
+    ui.splice(firstRequest, 1);
+    writeFileSync(join(earlier, "ui_messages.json"), JSON.stringify(ui));
+    const run = async (folder: string) => {
+      const result = await db.run([
+        "import",
+        "cline",
+        folder,
+        "--into",
+        db.target,
+        "--subject",
+        "roo-again",
+        "--json",
+      ]);
+      expect(result.code, result.err).toBe(0);
+      return JSON.parse(result.out) as {
+        conversations: { outcome: string }[];
+        leftOut: { what: string; reason: string }[];
+      };
+    };
+    const outside = (report: Awaited<ReturnType<typeof run>>) =>
+      report.leftOut.filter((entry) => entry.what === "usage of model calls outside the history");
+    expect(outside(await run(earlier))).toEqual([]);
+    const again = await run(ROO_CONDENSED);
+    expect(again.conversations.map((entry) => entry.outcome)).toEqual(["unchanged"]);
+    const [entry, ...more] = outside(again);
+    expect(more).toEqual([]);
+    expect(entry?.reason).toContain("stored by an earlier import with");
+    expect(entry?.reason).toContain("never rewritten");
+    // The same bytes again: what is stored matches, nothing to report.
+    expect(outside(await run(earlier))).toHaveLength(0);
   });
 
   it("issue 31: re-running the import writes nothing and keeps each message's usage", async () => {

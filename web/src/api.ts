@@ -50,6 +50,21 @@ export interface GatewayFacts {
   readonly imageUrls?: Readonly<Record<string, string>>;
   /** The recorded pass-through call this answer came from. */
   readonly recordedCallId?: string;
+  /** An imported history's first message: the source's calls whose answers are not in it. */
+  readonly callsOutsideHistory?: CallsOutsideHistory;
+}
+
+/**
+ * Model calls of an imported conversation that end no message of its history (compacted or
+ * condensed away by the source, or never kept): how many, their tokens, their cost.
+ */
+export interface CallsOutsideHistory {
+  readonly calls: number;
+  readonly usage: UsageFacts;
+  readonly dollars: number;
+  readonly reported: number;
+  readonly estimated: number;
+  readonly unknown: number;
 }
 
 export type StoredBlock = { readonly type: string } & Readonly<Record<string, unknown>>;

@@ -20,7 +20,7 @@ export function totalsNode(messages: readonly StoredMessage[]): HTMLElement {
   return element(
     "p",
     {},
-    `${number(totals.calls)} model calls · tokens in ${number(totals.input)}, cache read ${number(totals.cacheRead)}, cache write ${number(totals.cacheWrite)}, out ${number(totals.output)}`,
+    `${number(totals.calls)} model calls${totals.outside > 0 ? ` (${number(totals.outside)} whose answers are no longer in the history: condensed or compacted away)` : ""} · tokens in ${number(totals.input)}, cache read ${number(totals.cacheRead)}, cache write ${number(totals.cacheWrite)}, out ${number(totals.output)}`,
     totals.reported + totals.estimated > 0
       ? ` · $${totals.dollars.toFixed(4)} (${parts.join(", ")})`
       : " · cost not known",

@@ -121,6 +121,8 @@ export interface Totals {
   reported: number;
   estimated: number;
   unknown: number;
+  /** Of `calls`, those whose answers are not in the history (an import's callsOutsideHistory). */
+  outside: number;
 }
 
 export function usageTotals(messages: readonly StoredMessage[]): Totals {
@@ -134,8 +136,22 @@ export function usageTotals(messages: readonly StoredMessage[]): Totals {
     reported: 0,
     estimated: 0,
     unknown: 0,
+    outside: 0,
   };
   for (const message of messages) {
+    const outside = message.metadata.gateway?.callsOutsideHistory;
+    if (outside !== undefined) {
+      totals.calls += outside.calls;
+      totals.outside += outside.calls;
+      totals.input += outside.usage.input ?? 0;
+      totals.cacheRead += outside.usage.cacheRead ?? 0;
+      totals.cacheWrite += outside.usage.cacheWrite ?? 0;
+      totals.output += outside.usage.output ?? 0;
+      totals.dollars += outside.dollars;
+      totals.reported += outside.reported;
+      totals.estimated += outside.estimated;
+      totals.unknown += outside.unknown;
+    }
     const usage: UsageFacts | undefined = message.metadata.gateway?.usage;
     if (usage === undefined) continue;
     totals.calls += 1;

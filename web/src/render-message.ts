@@ -8,6 +8,7 @@ import {
 import type { StoredBlock, StoredMessage, View } from "./api.js";
 import { costOf, latencyOf } from "./conversation-model.js";
 import { badge, copyButton, element, imageNode, longText, pretty } from "./dom.js";
+import { outsideCallsNode } from "./outside-calls.js";
 
 /**
  * One message as a turn of a conversation: who wrote it, its text, its tool calls (each with a
@@ -308,6 +309,8 @@ export function storedMessageNode(
   }
   if (message.role === "assistant" || message.metadata.gateway?.usage !== undefined)
     node.append(factsHeader(message));
+  const outside = message.metadata.gateway?.callsOutsideHistory;
+  if (outside !== undefined) node.append(outsideCallsNode(outside));
   const callId = message.metadata.gateway?.recordedCallId;
   if (callId !== undefined) node.append(recordedCallNode(callId, context));
   const failed = failure(message);

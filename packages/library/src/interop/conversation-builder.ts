@@ -49,6 +49,12 @@ export interface BuiltConversation {
   readonly unanswered: readonly UnansweredCall[];
   /** The model calls, by the history message that ends each (ImportedConversation.calls). */
   readonly calls: ReadonlyMap<Message, ImportedCall>;
+  /**
+   * The model calls the totals count that end no message of the history: their answer was
+   * compacted or condensed away, or the source never kept it
+   * (ImportedConversation.callsOutsideHistory).
+   */
+  readonly outsideCalls: readonly ImportedCall[];
 }
 
 const ZERO_USAGE: Usage = {
@@ -74,6 +80,8 @@ export class ConversationBuilder {
   private readonly usages = new Map<string, Usage>();
   /** The model calls by the source's id of each (placeCall). */
   private readonly placed = new Map<string, PlacedCall>();
+  /** Model calls whose answer is not in the source's history, by the source's id (unplacedCall). */
+  private readonly unplaced = new Map<string, ImportedCall>();
   private openAssistant: AssistantSegment | undefined;
   private lastAssistant: AssistantSegment | undefined;
   model: string | undefined;
@@ -180,8 +188,29 @@ export class ConversationBuilder {
   usage(key: string, usage: Usage, call?: { readonly model?: string }): void {
     this.usages.delete(key);
     this.usages.set(key, usage);
+    this.unplaced.delete(key);
     if (call === undefined) this.placed.delete(key);
     else this.placeCall(key, usage, call.model);
+  }
+
+  /**
+   * Usage of a model call whose answer the source's history does not hold (the request failed,
+   * or its messages were condensed or deleted since): counted in the totals and kept as a call
+   * outside the history, so that a target keeping usage per message does not lose it.
+   */
+  unplacedCall(key: string, usage: Usage, model: string | undefined): void {
+    this.usages.delete(key);
+    this.usages.set(key, usage);
+    this.placed.delete(key);
+    this.unplaced.set(key, this.callOf(usage, model));
+  }
+
+  private callOf(usage: Usage, model: string | undefined): ImportedCall {
+    return {
+      usage,
+      ...(model === undefined ? {} : { model }),
+      ...(this.provider === undefined ? {} : { provider: this.provider }),
+    };
   }
 
   /**
@@ -193,13 +222,14 @@ export class ConversationBuilder {
   placeCall(id: string, usage: Usage, model: string | undefined): boolean {
     const segment = this.lastAssistant;
     const earlier = this.placed.get(id);
-    if (segment === undefined) return false;
-    const call: ImportedCall = {
-      usage,
-      ...(model === undefined ? {} : { model }),
-      ...(this.provider === undefined ? {} : { provider: this.provider }),
-    };
+    const call = this.callOf(usage, model);
     this.placed.delete(id);
+    this.unplaced.delete(id);
+    if (segment === undefined) {
+      // No assistant message since the start or the last compaction: none ends this call.
+      this.unplaced.set(id, call);
+      return false;
+    }
     this.placed.set(id, { call, segment });
     return earlier !== undefined && earlier.segment !== segment;
   }
@@ -241,6 +271,8 @@ export class ConversationBuilder {
     const callsOf = new Map<AssistantSegment, ImportedCall>();
     for (const { call, segment } of this.placed.values()) addCall(callsOf, segment, call);
     const calls = new Map<Message, ImportedCall>();
+    // The segments whose calls ended on a message of the history; the others' are outside it.
+    const landed = new Set<AssistantSegment>();
     let answer: Message | undefined;
     const lastIndex = this.segments.length - 1;
     this.segments.forEach((segment, index) => {
@@ -251,13 +283,19 @@ export class ConversationBuilder {
       const call = callsOf.get(segment);
       if (segment.blocks.length === 0) {
         // A call that wrote no message of the history (thinking only) counts on the one before.
-        if (call !== undefined && answer !== undefined) addCall(calls, answer, call);
+        if (call !== undefined && answer !== undefined) {
+          addCall(calls, answer, call);
+          landed.add(segment);
+        }
         return;
       }
       const message: Message = { role: "assistant", content: segment.blocks };
       history.push(message);
       answer = message;
-      if (call !== undefined) addCall(calls, message, call);
+      if (call !== undefined) {
+        addCall(calls, message, call);
+        landed.add(segment);
+      }
       if (segment.calls.length === 0) return;
       const results = segment.calls.map((call) => {
         const result = segment.results.get(call.id);
@@ -295,7 +333,11 @@ export class ConversationBuilder {
       usage,
       ...(lastRoundUsage === undefined ? {} : { lastRoundUsage }),
     };
-    return { conversation, images: this.images, unanswered, calls };
+    const outsideCalls = [...this.placed.values()]
+      .filter(({ segment }) => !landed.has(segment))
+      .map(({ call }) => call);
+    outsideCalls.push(...this.unplaced.values());
+    return { conversation, images: this.images, unanswered, calls, outsideCalls };
   }
 }
 

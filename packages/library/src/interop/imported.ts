@@ -41,6 +41,12 @@ export interface ImportedConversation {
    * gateway store); a package keeps the conversation's totals.
    */
   readonly calls?: ReadonlyMap<Message, ImportedCall>;
+  /**
+   * The model calls the source reports usage for that end no message of `history` (their
+   * answers were compacted or condensed away, or the source never kept them): a package counts
+   * them in its totals; the gateway store keeps them on the history's first message.
+   */
+  readonly callsOutsideHistory?: readonly ImportedCall[];
 }
 
 /** One model call of an imported conversation: its usage, and the model that answered. */

@@ -141,6 +141,7 @@ function importThread(
     images: built.images,
     ...(branches.length === 0 ? {} : { branches }),
     ...(calls.size === 0 ? {} : { calls }),
+    ...(built.outsideCalls.length === 0 ? {} : { callsOutsideHistory: built.outsideCalls }),
     ...(thread.agentId === undefined
       ? subagentCallsOf(thread)
       : { parent: { sourceId: sessionId, agentId: thread.agentId } }),

@@ -222,6 +222,13 @@ export function messageTimes(messages: readonly unknown[]): (number | undefined)
   return messages.map((message) => numberOf(field(recordOf(message), "ts")));
 }
 
+/**
+ * The role of each API message, for placing requests; Roo Code's condensed summary is `summary`:
+ * it answers no request (its own call is the UI's `condense_context`), so none is placed on it.
+ */
 export function messageRoles(messages: readonly unknown[]): (string | undefined)[] {
-  return messages.map((message) => stringOf(field(recordOf(message), "role")));
+  return messages.map((message) => {
+    const record = recordOf(message);
+    return field(record, "isSummary") === true ? "summary" : stringOf(field(record, "role"));
+  });
 }

@@ -15,7 +15,7 @@ import { API_HISTORY_FILE, KNOWN_OTHER_FILES, readTaskFolder } from "./task-file
 
 const OTHER_FILE_REASON = "a file of the task folder the import does not read: not conversation";
 const UNPLACED_REASON =
-  "the request's answer is not in the API history (the request failed, or its messages were condensed or deleted since): its usage and cost count in the conversation's totals only";
+  "the request's answer is not in the API history (the request failed, or its messages were condensed or deleted since): no message carries its usage and cost; they count in the conversation's totals (a package) and among the calls outside the history (a database: on the history's first message)";
 
 /** Which extension wrote the folder, from its global storage folder's name. */
 function productOf(folder: string): string {
@@ -79,7 +79,7 @@ export function importClineTask(file: string, bytes: Uint8Array): FileImport {
     modelAt(metadata.models, request.ts)?.model;
   addApiHistory(messages, { file: apiFile, builder, ledger, placed, modelAt: modelOf });
   for (const request of placed.unplaced) {
-    builder.usage(`R${request.record}`, request.usage);
+    builder.unplacedCall(`R${request.record}`, request.usage, request.model ?? modelOf(request));
     leftOut.add(
       task.ui?.file ?? apiFile,
       "request usage not placed on a message",
@@ -120,6 +120,7 @@ export function importClineTask(file: string, bytes: Uint8Array): FileImport {
     conversation,
     images: built.images,
     ...(built.calls.size === 0 ? {} : { calls: built.calls }),
+    ...(built.outsideCalls.length === 0 ? {} : { callsOutsideHistory: built.outsideCalls }),
     ...(metadata.parentTaskId === undefined
       ? {}
       : { parent: { sourceId: metadata.parentTaskId, agentId: task.taskId } }),

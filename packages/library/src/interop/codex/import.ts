@@ -298,6 +298,7 @@ export function importCodexRollout(file: string, bytes: Uint8Array): FileImport 
             conversation: built.conversation,
             images: built.images,
             ...(built.calls.size === 0 ? {} : { calls: built.calls }),
+            ...(built.outsideCalls.length === 0 ? {} : { callsOutsideHistory: built.outsideCalls }),
           },
         ]
       : [],

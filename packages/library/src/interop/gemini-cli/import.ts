@@ -133,6 +133,7 @@ function importSession(source: Source, records: SessionRecords): FileImport {
     images: built.images,
     ...(branches.length === 0 ? {} : { branches }),
     ...(calls.size === 0 ? {} : { calls }),
+    ...(built.outsideCalls.length === 0 ? {} : { callsOutsideHistory: built.outsideCalls }),
     ...(parent === undefined
       ? state.subagentCalls.size === 0
         ? {}

@@ -45,6 +45,23 @@ export interface CompressionFacts {
 }
 
 /**
+ * The model calls of an imported conversation that end no message of its history (the source
+ * compacted or condensed their answers away, or never kept them), on the history's first
+ * message: how many, their usage summed, and their cost priced one call at a time.
+ */
+export interface CallsOutsideHistoryFacts {
+  readonly calls: number;
+  /** Their tokens summed (no `reportedCost`: the cost is below). */
+  readonly usage: Usage;
+  /** The dollars of the calls whose cost is known (reported by the source, or estimated). */
+  readonly dollars: number;
+  /** How many calls' cost the source reported, was estimated from prices, or is unknown. */
+  readonly reported: number;
+  readonly estimated: number;
+  readonly unknown: number;
+}
+
+/**
  * Facts the gateway owns about a message (B3): which model and provider answered, the usage,
  * the provider's own response id, why it failed. Scalars and small objects only: never the
  * provider's raw body and never a list of items (B5).
@@ -89,6 +106,8 @@ export interface GatewayFacts {
    * gives its facts and exact bytes).
    */
   readonly recordedCallId?: string;
+  /** An imported history's first message: the source's calls outside the history. */
+  readonly callsOutsideHistory?: CallsOutsideHistoryFacts;
 }
 
 export interface GatewayMessageMetadata {

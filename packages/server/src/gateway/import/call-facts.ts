@@ -4,18 +4,31 @@ import type { ImportedCall, ImportedConversation } from "verbatim-llm/interop";
 import type { GatewayFacts } from "../conversations/message-types.js";
 import { checkCallerMetadata } from "../validation/caller-metadata.js";
 import { parseGatewayFacts } from "../validation/gateway-facts.js";
+import { callsOutsideHistoryFacts } from "./outside-calls.js";
 
 /**
- * The gateway facts of an imported assistant message that ends a model call (docs/store.md,
- * "Metadata"): the call's model, provider and usage, kept as the gateway keeps them on the
- * answers of recorded calls, so that the console shows the message's tokens and cost.
- * Undefined for every other message. Built in the schema's key order, so that they are stored
- * as `appendMessages` stores them after its check.
+ * The gateway facts of an imported message (docs/store.md, "Metadata"): on an assistant message
+ * that ends a model call, the call's model, provider and usage, kept as the gateway keeps them
+ * on the answers of recorded calls, so that the console shows the message's tokens and cost;
+ * on the history's first message, also the calls that end no message of the history
+ * (outside-calls.ts, priced at `at`). Undefined for every other message. Built in the schema's
+ * key order, so that they are stored as `appendMessages` stores them after its check.
  */
 export function importedCallFacts(
   imported: ImportedConversation,
   message: Message,
+  at: Date,
 ): GatewayFacts | undefined {
+  const outside =
+    message === imported.conversation.history[0]
+      ? callsOutsideHistoryFacts(imported, at)
+      : undefined;
+  const facts = callFacts(imported, message);
+  if (outside === undefined) return facts;
+  return { ...facts, callsOutsideHistory: outside };
+}
+
+function callFacts(imported: ImportedConversation, message: Message): GatewayFacts | undefined {
   const call = imported.calls?.get(message);
   if (call === undefined) return undefined;
   const { usage } = call;

@@ -380,6 +380,7 @@ export class ImportedChainRows {
             ),
       write: async (group, anchor, conversation) => {
         const now = this.now();
+        const at = new Date(now);
         const entries = group.flatMap((turn) => turn.messages);
         const contents = entries.map((entry, index) =>
           storedContent(entry, this.limits, `messages[${index}]`),
@@ -402,7 +403,7 @@ export class ImportedChainRows {
             start.contextStart,
             now,
             // The usage of the model call it ends (null: none, the shared metadata).
-            importedMetadataText(importedCallFacts(imported, entry.message)),
+            importedMetadataText(importedCallFacts(imported, entry.message, at)),
           );
           plan.messageBranches.push(start.branch);
           plan.bytes += content.length;

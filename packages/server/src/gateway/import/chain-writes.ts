@@ -159,12 +159,13 @@ export async function appendMessagesFrom(
       ),
     async write(group, anchor, conversation) {
       const starts = anchor === null && conversation === undefined;
+      const at = new Date(startedAt);
       const stored = await store.appendMessages(subject, {
         previousMessageId: anchor,
         ...(anchor === null && conversation !== undefined ? { conversationId: conversation } : {}),
         messages: group.flatMap((turn) =>
           turn.messages.map((message) => {
-            const gateway = importedCallFacts(imported, message);
+            const gateway = importedCallFacts(imported, message, at);
             return {
               role: message.role,
               content: message.content,

@@ -14,6 +14,7 @@ import { progressCounter } from "verbatim-llm/internal";
 import type { GatewayMessageStore } from "../conversations/message-store.js";
 import type { StoreDatabase } from "../../store/database.js";
 import { SubagentLinks, sessionsBeforeSubagents } from "./chain-links.js";
+import { outsideCallsNotKept } from "./outside-calls-kept.js";
 import { appendMessagesFrom, type ChainWrite } from "./chain-writes.js";
 import {
   ImportedChainRows,
@@ -31,6 +32,8 @@ export interface ChainImport {
   readonly outcome: ChainOutcome;
   readonly reason?: string;
   readonly conversationId?: string;
+  /** The history's first stored message (it keeps the calls outside the history). */
+  readonly firstMessageId?: string;
   readonly lastMessageId?: string;
   readonly messages: number;
   /** Other branches of the source stored as forks of the chain. */
@@ -134,12 +137,14 @@ async function appendChainWith(
     );
     forks++;
   }
+  const first = main.ids[0];
   const last = main.ids[main.ids.length - 1];
   return {
     ...base,
     outcome:
       main.written === 0 ? "unchanged" : main.written === history.length ? "imported" : "extended",
     ...(conversationId === undefined ? {} : { conversationId }),
+    ...(first === undefined ? {} : { firstMessageId: first }),
     ...(last === undefined ? {} : { lastMessageId: last }),
     messages: history.length,
     forks,
@@ -232,6 +237,8 @@ async function importFiles(
         };
       }
       (report.conversations as ChainImport[]).push(outcome);
+      const unkept = await outsideCallsNotKept(rows, imported, outcome);
+      if (unkept !== undefined) (report.leftOut as LeftOutEntry[]).push(unkept);
     }
     fileDone(
       bytes,

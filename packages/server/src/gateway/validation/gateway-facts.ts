@@ -41,6 +41,16 @@ const gatewayFactsShape = {
       `at most ${NOTED_IMAGE_URLS_MAX} image URLs`,
     )
     .optional(),
+  callsOutsideHistory: z
+    .strictObject({
+      calls: z.int().min(1),
+      usage: usageSchema,
+      dollars: z.number().min(0),
+      reported: count,
+      estimated: count,
+      unknown: count,
+    })
+    .optional(),
 };
 
 /**
