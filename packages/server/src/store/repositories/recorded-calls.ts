@@ -402,7 +402,9 @@ const unplacedCallsQuery = queryTemplate<[string], { id: string }>((db, slot) =>
   db
     .selectFrom("ai_gateway_recorded_calls")
     .select("id")
-    .where("conversation_id", "=", "")
+    // A literal, not a parameter: the planner uses the partial index of unplaced calls only
+    // when the statement itself says conversation_id = '' (else it walks the subject's calls).
+    .where("conversation_id", "=", sql.lit(""))
     .where("subject_uid", "=", slot(0))
     .orderBy("kept_order")
     .orderBy("created_at")
