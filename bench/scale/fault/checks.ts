@@ -258,13 +258,22 @@ export function checkRecordedCalls(
 /** Each acknowledged job stored, each acknowledged item once at its position, no gaps. */
 export async function checkJobs(database: StoreDatabase, ledger: Ledger): Promise<Verdict> {
   const problems: string[] = [];
-  const jobs = new Set(
-    (await database.db.selectFrom("background_agent_jobs").select("id").execute()).map(
-      (row) => row.id,
-    ),
-  );
+  const rows = await database.db
+    .selectFrom("background_agent_jobs")
+    .select(["id", "metadata"])
+    .execute();
+  const jobs = new Set(rows.map((row) => row.id));
+  // Job creations carry an idempotency key: one job per operation, however often it was sent.
+  const perOperation = countBy(rows, (row) => {
+    const parsed = JSON.parse(row.metadata) as Record<string, unknown> & {
+      caller?: Record<string, unknown>;
+    };
+    return String(parsed["fault_operation"] ?? parsed.caller?.["fault_operation"] ?? "");
+  });
   for (const job of ledger.jobs) {
     if (!jobs.has(job.id)) problems.push(`job ${job.id} (${job.operation}) is missing`);
+    const made = perOperation.get(job.operation)?.length ?? 0;
+    if (made !== 1) problems.push(`${job.operation} made ${made} jobs`);
   }
   const turnIds = [...new Set(ledger.items.map((item) => item.turnId))];
   const items =

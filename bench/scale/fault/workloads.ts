@@ -207,9 +207,11 @@ export async function jobWorker(worker: Worker): Promise<void> {
       (attemptId) => ({
         path: "/v1/background-agent-jobs",
         headers: auth,
+        // A creation retried after a lost answer gives back the job the first one made.
         body: {
           conversation_id: conversation.value.id,
           metadata: { fault_operation: operation, fault_attempt: attemptId },
+          idempotency_key: operation,
         },
       }),
       readJson,

@@ -27,6 +27,7 @@ import { checkStoredText, idSchema, parseOrThrow, subjectSchema } from "../valid
 import { claimWakeEvents, closeRunningTurns, endJob, type WakeClaim } from "./job-end.js";
 import { stateConflict } from "./job-errors.js";
 import { jobRow } from "./job-lookup.js";
+import { jobIdempotency, keyedWrite, replayJobKey } from "./job-idempotency.js";
 import { jobFromRow, storedItemFromRow, turnFromRow } from "./job-rows.js";
 import { appendItems, finishTurn, startTurn, steerTurn, type JobsContext } from "./job-turns.js";
 import type {
@@ -84,13 +85,29 @@ export class BackgroundAgentJobs {
     return inTransaction(this.database, work);
   }
 
+  /**
+   * Creates a queued job. With `idempotencyKey`, a repeat of the same request returns the job
+   * the first one created (as it is now) and creates none; another request with the key is
+   * `gateway_idempotency_key_reused`.
+   */
   async createJob(
     subjectUid: string,
-    input: { conversationId: string; retryBudget: number; metadata?: Record<string, string> },
+    input: {
+      conversationId: string;
+      retryBudget: number;
+      metadata?: Record<string, string>;
+      idempotencyKey?: string;
+    },
   ): Promise<BackgroundAgentJob> {
     const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
-    const request = parseOrThrow(createJobSchema, input, "");
+    const { idempotencyKey, ...fields } = input;
+    const request = parseOrThrow(createJobSchema, fields, "");
     const metadata = checkCallerMetadata(request.metadata, "metadata");
+    const idempotency = jobIdempotency(subject, idempotencyKey, "job.create", {
+      conversationId: request.conversationId,
+      retryBudget: request.retryBudget,
+      metadata,
+    });
     // An id that breaks the stored-text rule names no conversation: none is looked up.
     const conversation = isStorableText(request.conversationId)
       ? await findConversation(this.database.db, subject, request.conversationId)
@@ -119,32 +136,64 @@ export class BackgroundAgentJobs {
       updated_at: now,
       ended_at: null,
     };
-    await insertJob(this.database.db, row);
-    return jobFromRow(row);
+    if (idempotency === undefined) {
+      await insertJob(this.database.db, row);
+      return jobFromRow(row);
+    }
+    const outcome = await keyedWrite(this.database, idempotency, now, async (db) => {
+      const earlier = await replayJobKey(db, idempotency);
+      if (earlier !== undefined) return { replayed: true, result: earlier };
+      await insertJob(db, row);
+      return { replayed: false, value: row, result: { jobId: row.id } };
+    });
+    return outcome.replayed
+      ? this.getJob(subject, outcome.result.jobId)
+      : jobFromRow(outcome.value);
   }
 
   async getJob(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
     return jobFromRow(await jobRow(this.database.db, subjectUid, jobId, false));
   }
 
-  /** Starts the next attempt: queued → running. Refused past the retry budget (B13). */
-  async startAttempt(subjectUid: string, jobId: string): Promise<BackgroundAgentJob> {
-    return this.#write(async (db) => {
+  /**
+   * Starts the next attempt: queued → running. Refused past the retry budget (B13). With
+   * `idempotencyKey`, a repeat returns the job (as it is now) and starts nothing.
+   */
+  async startAttempt(
+    subjectUid: string,
+    jobId: string,
+    idempotencyKey?: string,
+  ): Promise<BackgroundAgentJob> {
+    const idempotency = jobIdempotency(subjectUid, idempotencyKey, "job.attempt", { jobId });
+    if (idempotency === undefined) {
+      return this.#write(async (db) =>
+        this.#startAttempt(db, await jobRow(db, subjectUid, jobId, true)),
+      );
+    }
+    const outcome = await keyedWrite(this.database, idempotency, this.#time(), async (db) => {
+      // After the job's lock: a concurrent repeat waits for the first and then finds its key.
       const job = await jobRow(db, subjectUid, jobId, true);
-      if (job.attempts >= job.retry_budget + 1) {
-        throw new VerbatimError(
-          "job_retry_budget_exhausted",
-          `job ${job.id} has used all ${job.attempts} attempts its retry budget of ${job.retry_budget} allows`,
-          { where: `job ${job.id}` },
-        );
-      }
-      if (job.status !== "queued")
-        throw stateConflict(`job ${job.id} is ${job.status}, not queued`);
-      const now = this.#time();
-      const changes = { status: "running", attempts: job.attempts + 1, updated_at: now };
-      await updateJob(db, job.subject_uid, job.id, changes);
-      return jobFromRow({ ...job, ...changes });
+      const earlier = await replayJobKey(db, idempotency);
+      if (earlier !== undefined) return { replayed: true, result: earlier };
+      const started = await this.#startAttempt(db, job);
+      return { replayed: false, value: started, result: { jobId: job.id } };
     });
+    return outcome.replayed ? this.getJob(subjectUid, outcome.result.jobId) : outcome.value;
+  }
+
+  /** queued → running on the job locked in `db`'s transaction. */
+  async #startAttempt(db: Kysely<StoreSchema>, job: JobRow): Promise<BackgroundAgentJob> {
+    if (job.attempts >= job.retry_budget + 1) {
+      throw new VerbatimError(
+        "job_retry_budget_exhausted",
+        `job ${job.id} has used all ${job.attempts} attempts its retry budget of ${job.retry_budget} allows`,
+        { where: `job ${job.id}` },
+      );
+    }
+    if (job.status !== "queued") throw stateConflict(`job ${job.id} is ${job.status}, not queued`);
+    const changes = { status: "running", attempts: job.attempts + 1, updated_at: this.#time() };
+    await updateJob(db, job.subject_uid, job.id, changes);
+    return jobFromRow({ ...job, ...changes });
   }
 
   /**
@@ -200,13 +249,17 @@ export class BackgroundAgentJobs {
     });
   }
 
-  /** Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items. */
+  /**
+   * Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items;
+   * with `idempotencyKey`, a repeat returns the turn the first request started.
+   */
   async startTurn(
     subjectUid: string,
     jobId: string,
     items: readonly TurnItemInput[] = [],
+    idempotencyKey?: string,
   ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
-    return startTurn(this.#context, subjectUid, jobId, items);
+    return startTurn(this.#context, subjectUid, jobId, items, idempotencyKey);
   }
 
   /**

@@ -1,13 +1,17 @@
+import { VerbatimError } from "verbatim-llm/core";
 import { isStorableText } from "verbatim-llm/internal";
 import type { Sanitizer, StoredTurnItem } from "verbatim-llm/trajectory";
 import type { StoreDatabase } from "../../store/database.js";
+import type { Kysely } from "kysely";
 import {
   insertTurn,
   listTurns,
   updateTurn,
+  type JobRow,
   type TurnRow,
 } from "../../store/repositories/background-jobs.js";
 import type { TurnItemRow } from "../../store/repositories/background-job-items.js";
+import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction } from "../../store/transaction.js";
 import { newId } from "../ids.js";
 import { idSchema, parseOrThrow, subjectSchema } from "../validation/checks.js";
@@ -19,7 +23,9 @@ import {
   requireClientKeys,
   reserveAndAppend,
   splitExisting,
+  type PreparedItem,
 } from "./job-items.js";
+import { jobIdempotency, keyedWrite, replayJobKey } from "./job-idempotency.js";
 import { jobRow, turnRow, writeRetryingOnKeyRace } from "./job-lookup.js";
 import { storedItemFromRow, turnFromRow } from "./job-rows.js";
 import type { JobTurn, TurnItemInput, TurnStatus } from "./job-types.js";
@@ -33,39 +39,80 @@ export interface JobsContext {
   readonly time: () => string;
 }
 
-/** Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items. */
+/**
+ * Starts the job's next turn (index 0, 1, …) in the running attempt, with its first items. With
+ * `idempotencyKey`, a repeat returns the turn the first request started (as it is now) with the
+ * request's items, and starts none.
+ */
 export async function startTurn(
   context: JobsContext,
   subjectUid: string,
   jobId: string,
   items: readonly TurnItemInput[] = [],
+  idempotencyKey?: string,
 ): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
   const prepared = prepareItems(items, context.sanitizer, "items");
-  return inTransaction(context.database, async (db) => {
-    const job = await jobRow(db, subjectUid, jobId, true);
-    if (job.status !== "running")
-      throw stateConflict(`job ${job.id} is ${job.status}, not running`);
-    const turns = await listTurns(db, job.subject_uid, job.id);
-    const now = context.time();
-    const turn: TurnRow = {
-      id: newId("turn"),
-      subject_uid: job.subject_uid,
-      job_id: job.id,
-      turn_index: turns.length,
-      attempt: job.attempts,
-      revision: 1,
-      status: "running",
-      item_count: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    await insertTurn(db, turn);
-    const rows = await appendFresh(db, turn, prepared, now);
-    return {
-      turn: turnFromRow({ ...turn, item_count: rows.length }),
-      items: rows.map(storedItemFromRow),
-    };
+  const idempotency = jobIdempotency(subjectUid, idempotencyKey, "job.turn", {
+    jobId,
+    items: prepared.map((item) => [item.itemKey, item.canonical]),
   });
+  if (idempotency === undefined) {
+    return inTransaction(context.database, async (db) =>
+      startLockedTurn(context, db, await jobRow(db, subjectUid, jobId, true), prepared),
+    );
+  }
+  const outcome = await keyedWrite(context.database, idempotency, context.time(), async (db) => {
+    // After the job's lock: a concurrent repeat waits for the first and then finds its key.
+    const job = await jobRow(db, subjectUid, jobId, true);
+    const earlier = await replayJobKey(db, idempotency);
+    if (earlier !== undefined) return { replayed: true, result: earlier };
+    const started = await startLockedTurn(context, db, job, prepared);
+    return { replayed: false, value: started, result: { jobId: job.id, turnId: started.turn.id } };
+  });
+  if (!outcome.replayed) return outcome.value;
+  const { turnId } = outcome.result;
+  if (turnId === undefined) {
+    throw new VerbatimError("store_row_invalid", "a stored turn idempotency result has no turn", {
+      where: "ai_gateway_idempotency_keys",
+    });
+  }
+  const db = context.database.db;
+  const turn = await turnRow(db, subjectUid, turnId, false);
+  const { existing } = await splitExisting(db, turn.subject_uid, turn.id, prepared, "items");
+  return {
+    turn: turnFromRow(turn),
+    items: inInputOrder(prepared, existing, []).map(storedItemFromRow),
+  };
+}
+
+/** Inserts the next turn of the job locked in `db`'s transaction, with its first items. */
+async function startLockedTurn(
+  context: JobsContext,
+  db: Kysely<StoreSchema>,
+  job: JobRow,
+  prepared: readonly PreparedItem[],
+): Promise<{ turn: JobTurn; items: StoredTurnItem[] }> {
+  if (job.status !== "running") throw stateConflict(`job ${job.id} is ${job.status}, not running`);
+  const turns = await listTurns(db, job.subject_uid, job.id);
+  const now = context.time();
+  const turn: TurnRow = {
+    id: newId("turn"),
+    subject_uid: job.subject_uid,
+    job_id: job.id,
+    turn_index: turns.length,
+    attempt: job.attempts,
+    revision: 1,
+    status: "running",
+    item_count: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertTurn(db, turn);
+  const rows = await appendFresh(db, turn, prepared, now);
+  return {
+    turn: turnFromRow({ ...turn, item_count: rows.length }),
+    items: rows.map(storedItemFromRow),
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { BackgroundAgentJobs, GatewayMessageStore } from "../../gateway/ind
 import type { StoredTurnItem } from "verbatim-llm/trajectory";
 import { errorReplySchema } from "../errors.js";
 import { metadataSchema } from "../../gateway/responses/schemas.js";
+import { idempotencyKeySchema } from "../../gateway/validation/checks.js";
 import {
   jobReply,
   jobReplySchema,
@@ -27,6 +28,11 @@ const security = [{ apiKey: [] }];
 const tags = ["jobs"];
 
 const idParams = z.object({ id: z.string().min(1).max(200) });
+const idempotencyKey = idempotencyKeySchema
+  .optional()
+  .describe(
+    "Makes a retry safe: the same key with the same request returns what the first request made; with another request it is 409.",
+  );
 const itemsSchema = z
   .array(
     z.object({
@@ -48,7 +54,13 @@ const createJobBody = z.strictObject({
     .describe("The owning conversation: it gets the wake event."),
   retry_budget: z.int().min(0).max(100).default(0),
   metadata: metadataSchema.optional(),
+  idempotency_key: idempotencyKey,
 });
+// Optional: a start without a body (as before keys existed) arrives as null.
+const attemptBody = z
+  .strictObject({ idempotency_key: idempotencyKey })
+  .nullish()
+  .describe("Optional: the body may be left out (no key).");
 const finishJobBody = z.strictObject({
   status: z.enum(["succeeded", "failed", "cancelled"]),
   result: z
@@ -62,6 +74,7 @@ const finishJobBody = z.strictObject({
     .describe("Why the attempt failed or the job was cancelled."),
 });
 const itemsBody = z.strictObject({ items: itemsSchema });
+const startTurnBody = z.strictObject({ items: itemsSchema, idempotency_key: idempotencyKey });
 const finishTurnBody = z.strictObject({ status: z.enum(["completed", "failed", "cancelled"]) });
 const claimBody = z.strictObject({
   conversation_id: z.string().min(1).max(200),
@@ -92,12 +105,13 @@ export function registerJobCallerRoutes(
       },
     },
     async (request) => {
-      const { conversation_id, retry_budget, metadata } = request.body;
+      const { conversation_id, retry_budget, metadata, idempotency_key } = request.body;
       return jobReply(
         await jobs.createJob(request.subjectUid, {
           conversationId: conversation_id,
           retryBudget: retry_budget,
           ...(metadata === undefined ? {} : { metadata }),
+          ...(idempotency_key === undefined ? {} : { idempotencyKey: idempotency_key }),
         }),
       );
     },
@@ -123,7 +137,7 @@ export function registerJobCallerRoutes(
     },
   );
 
-  app.post<{ Params: z.infer<typeof idParams> }>(
+  app.post<{ Params: z.infer<typeof idParams>; Body: z.infer<typeof attemptBody> }>(
     "/v1/background-agent-jobs/:id/attempts",
     {
       schema: {
@@ -131,10 +145,18 @@ export function registerJobCallerRoutes(
         tags,
         security,
         params: idParams,
+        body: attemptBody,
         response: { 200: jobReplySchema, ...errors },
       },
     },
-    async (request) => jobReply(await jobs.startAttempt(request.subjectUid, request.params.id)),
+    async (request) =>
+      jobReply(
+        await jobs.startAttempt(
+          request.subjectUid,
+          request.params.id,
+          request.body?.idempotency_key,
+        ),
+      ),
   );
 
   app.post<{ Params: z.infer<typeof idParams>; Body: z.infer<typeof finishJobBody> }>(
@@ -163,7 +185,7 @@ export function registerJobCallerRoutes(
     },
   );
 
-  app.post<{ Params: z.infer<typeof idParams>; Body: z.infer<typeof itemsBody> }>(
+  app.post<{ Params: z.infer<typeof idParams>; Body: z.infer<typeof startTurnBody> }>(
     "/v1/background-agent-jobs/:id/turns",
     {
       schema: {
@@ -171,7 +193,7 @@ export function registerJobCallerRoutes(
         tags,
         security,
         params: idParams,
-        body: itemsBody,
+        body: startTurnBody,
         response: { 200: turnWithItems, ...errors },
       },
     },
@@ -180,6 +202,7 @@ export function registerJobCallerRoutes(
         request.subjectUid,
         request.params.id,
         request.body.items,
+        request.body.idempotency_key,
       );
       return { turn: turnReply(started.turn), items: itemsReply(started.items) };
     },
