@@ -8,6 +8,10 @@
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { listUnplacedCallIds } from "../../packages/server/src/store/repositories/recorded-calls.js";
+import {
+  claimOldBodyCalls,
+  countOldBodyCalls,
+} from "../../packages/server/src/store/repositories/recorded-bodies.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { freshDatabase, type FreshDatabase } from "../support/databases.js";
 
@@ -60,5 +64,19 @@ describe("partial indexes on SQLite", () => {
     const plan = planOf(fresh.locationText, statement as string, ["subject"]);
     expect(plan).toContain("ai_gateway_recorded_calls_unplaced");
     expect(plan).not.toContain("TEMP B-TREE");
+  });
+
+  it("issue 33: the conversion of old calls finds them through their partial index", async () => {
+    for (const [name, work] of [
+      ["claim", () => claimOldBodyCalls(database.db, database.capabilities, 100)],
+      ["count", () => countOldBodyCalls(database.db)],
+    ] as const) {
+      const texts = await preparedBy(work);
+      const statement = texts.find((text) => text.includes("ai_gateway_recorded_calls"));
+      expect(statement, name).toBeDefined();
+      const values = name === "claim" ? [100] : [];
+      const plan = planOf(fresh.locationText, statement as string, values);
+      expect(plan, name).toContain("ai_gateway_recorded_calls_storage");
+    }
   });
 });

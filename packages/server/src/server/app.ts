@@ -103,7 +103,7 @@ export interface ServerOptions {
   /**
    * Packs a subject's small pieces of recorded bytes once it has recorded nothing for this long
    * (docs/server/recorded-calls.md; 0 or unset: never). `verbatim serve` reads
-   * VERBATIM_RECORD_PACK_AFTER_MS (default 30 s on SQLite, 0 on PostgreSQL).
+   * VERBATIM_RECORD_PACK_AFTER_MS (default 30 s).
    */
   readonly recordPackAfterMs?: number;
   /**

@@ -56,7 +56,7 @@ export interface RunningServer {
 export const DEFAULT_DATABASE = "./.verbatim/verbatim.sqlite";
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_HOST = "127.0.0.1";
-/** A subject's recorded bytes are packed once it has recorded nothing for this long (SQLite). */
+/** A subject's recorded bytes are packed once it has recorded nothing for this long. */
 export const DEFAULT_RECORD_PACK_AFTER_MS = 30_000;
 
 function rateLimitFromEnv(env: StartServerOptions["env"]): RateLimitOptions | false {
@@ -168,11 +168,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       database,
       operatorToken,
       ...settings,
-      // On by default on SQLite only: on PostgreSQL a pack's rewritten rows stay as dead
-      // tuples until a vacuum (docs/server/performance.md, "Recording storage").
-      recordPackAfterMs:
-        recordPackAfterMs ??
-        (database.location.dialect === "sqlite" ? DEFAULT_RECORD_PACK_AFTER_MS : 0),
+      recordPackAfterMs: recordPackAfterMs ?? DEFAULT_RECORD_PACK_AFTER_MS,
       consoleWorker,
       ...(redisLimits === undefined ? {} : { sharedLimits: redisLimits }),
       webRoot:

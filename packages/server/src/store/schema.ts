@@ -16,6 +16,7 @@ import type {
 } from "./job-schema.js";
 import type {
   BodyChunkTable,
+  BodyPackTable,
   BodyPieceTable,
   ChainNodeTable,
   RecordedCallTable,
@@ -178,5 +179,6 @@ export interface StoreSchema {
   readonly ai_gateway_recorded_calls: RecordedCallTable;
   readonly ai_gateway_body_pieces: BodyPieceTable;
   readonly ai_gateway_body_chunks: BodyChunkTable;
+  readonly ai_gateway_body_packs: BodyPackTable;
   readonly ai_gateway_history_backfills: HistoryBackfillTable;
 }

@@ -11,6 +11,7 @@ import {
   deleteConversationRows,
   deleteIdempotencyKeysBefore,
   deleteImages,
+  deletePacks,
   deletePieces,
   deleteSubjectLeftovers,
   imagesBefore,
@@ -19,6 +20,8 @@ import {
   lockPieces,
   manifestsOf,
   messageContentsOf,
+  packsBefore,
+  packsHeld,
   piecesBefore,
   piecesHeld,
   setFlatRequestManifest,
@@ -26,10 +29,12 @@ import {
   type ConversationKey,
   type DeletedRows,
 } from "../../store/repositories/retention.js";
+import { lockPacks } from "../../store/repositories/recorded-bodies.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { inTransaction, type TransactionOptions } from "../../store/transaction.js";
 import { BodyReader } from "../recording/bodies/body-reader.js";
 import { decodeManifest, encodeManifest } from "../recording/bodies/manifest.js";
+import { decodePackList } from "../recording/bodies/pack-list.js";
 import { lengthOf } from "../recording/bodies/ranges.js";
 
 /**
@@ -58,7 +63,10 @@ export interface RetentionReport {
   readonly messages: number;
   readonly recorded_calls: number;
   readonly jobs: number;
-  /** Images and pieces freed (not counted in a dry run: they depend on what else goes). */
+  /**
+   * Images and pieces freed, a pack counting as one piece (not counted in a dry run: they
+   * depend on what else goes).
+   */
   readonly images: number;
   readonly pieces: number;
   /** Bytes the freed pieces held, as stored. */
@@ -79,6 +87,8 @@ export interface PruneOptions {
 /** Manifests read per page, and piece ids weighed per pass: what a sweep holds in memory. */
 const PAGE = 1000;
 const PIECE_WINDOW = 200_000;
+/** Packs weighed per pass (each holds a few hundred pieces). */
+const PACK_WINDOW = 500;
 /** Every step's commit: atomic, not waited for on disk (a re-run redoes a lost step). */
 const LAZY: TransactionOptions = { waitForDisk: false };
 /** A recorder's call kept up to this long before its commit is still seen by a sweep. */
@@ -221,6 +231,66 @@ async function sweepPieces(
   }
 }
 
+/**
+ * Frees a subject's packs stored before `cutoff` none of whose pieces a call names any more, as
+ * `sweepPieces` frees pieces: a window of packs at a time, their pieces weighed against every
+ * call's manifests a page at a time, then, one transaction per page of packs, locked, weighed
+ * again against calls kept since the sweep began, and deleted with their pieces' chunks. A pack
+ * a call still names a piece of is kept whole.
+ */
+async function sweepPacks(
+  database: StoreDatabase,
+  subjectUid: string,
+  cutoff: string,
+  tally: Tally,
+): Promise<void> {
+  const since = new Date(Date.now() - RECORDER_MARGIN_MS).toISOString();
+  let after = 0;
+  for (;;) {
+    const packs = await packsBefore(database.db, subjectUid, cutoff, after, PACK_WINDOW);
+    if (packs.length === 0) return;
+    after = packs[packs.length - 1]?.id ?? after;
+    /** Each piece the window's packs hold: its pack. */
+    const packOf = new Map<number, number>();
+    const piecesOfPack = new Map<number, number[]>();
+    for (const pack of packs) {
+      const ids = decodePackList(pack.id, pack.size, pack.pieces).map((piece) => piece.id);
+      piecesOfPack.set(pack.id, ids);
+      for (const id of ids) packOf.set(id, pack.id);
+    }
+    const unused = new Set(piecesOfPack.keys());
+    const weigh = (row: Parameters<typeof piecesNamed>[0]): void => {
+      for (const piece of piecesNamed(row)) unused.delete(packOf.get(piece) ?? -1);
+    };
+    let page = "";
+    for (;;) {
+      const rows = await manifestsOf(database.db, subjectUid, { after: page, limit: PAGE });
+      if (rows.length === 0) break;
+      page = rows[rows.length - 1]?.id ?? page;
+      for (const row of rows) weigh(row);
+      await yieldToEventLoop();
+    }
+    const ids = [...unused];
+    for (let start = 0; start < ids.length; start += PAGE) {
+      const freed = await inTransaction(
+        database,
+        async (db) => {
+          const slice = ids.slice(start, start + PAGE);
+          const locked = await lockPacks(db, database.capabilities, subjectUid, slice, "update");
+          for (const row of await manifestsOf(db, subjectUid, { since })) weigh(row);
+          const gone = locked.filter((id) => unused.has(id));
+          const pieceIds = gone.flatMap((id) => piecesOfPack.get(id) ?? []);
+          return deletePacks(db, subjectUid, gone, pieceIds);
+        },
+        LAZY,
+      );
+      tally.pieces += freed.pieces;
+      tally.piece_bytes += freed.bytes;
+      await yieldToEventLoop();
+    }
+  }
+}
+
 /** Frees a subject's images stored before `cutoff` that no message shows any more. */
 async function sweepImages(
   database: StoreDatabase,
@@ -327,6 +397,7 @@ export async function pruneStore(
   await deleteIdempotencyKeysBefore(database.db, filter);
   for (const subjectUid of subjects) {
     await sweepPieces(database, subjectUid, cutoff, tally);
+    await sweepPacks(database, subjectUid, cutoff, tally);
     await sweepImages(database, subjectUid, cutoff, tally);
   }
   return tally.report();
@@ -366,13 +437,14 @@ export async function deleteSubject(
     if (deleted === 0) break;
   }
   const pieces = await piecesHeld(database.db, subjectUid);
+  const packs = await packsHeld(database.db, subjectUid);
   const images = await imagesBefore(database.db, subjectUid, everything.cutoff);
   const rest = await inTransaction(database, (db) => deleteSubjectLeftovers(db, subjectUid));
   tally.jobs += rest.jobs;
   tally.api_keys += rest.keys;
   tally.images += images.length;
-  tally.pieces += pieces.pieces;
-  tally.piece_bytes += pieces.bytes;
+  tally.pieces += pieces.pieces + packs.pieces;
+  tally.piece_bytes += pieces.bytes + packs.bytes;
   return tally.report();
 }
 

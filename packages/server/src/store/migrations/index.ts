@@ -17,6 +17,7 @@ import { recordedCallsBySubjectMigration } from "./0016-recorded-calls-by-subjec
 import { consoleListsAndSearchMigration } from "./0017-console-lists-and-search.js";
 import { sharedRateLimitsMigration } from "./0018-shared-rate-limits.js";
 import { serverCoordinationMigration } from "./0019-server-coordination.js";
+import { recordedBodyPacksMigration } from "./0020-recorded-body-packs.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -43,4 +44,5 @@ export const storeMigrations: readonly Migration[] = [
   consoleListsAndSearchMigration,
   sharedRateLimitsMigration,
   serverCoordinationMigration,
+  recordedBodyPacksMigration,
 ];

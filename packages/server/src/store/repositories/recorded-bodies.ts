@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from "kysely";
-import type { BodyChunkTable, BodyPieceTable } from "../recorded-call-schema.js";
+import type { BodyChunkTable, BodyPackTable, BodyPieceTable } from "../recorded-call-schema.js";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
 
@@ -13,10 +13,13 @@ const IDS_PER_STATEMENT = 1000;
 
 export type PieceRow = Selectable<BodyPieceTable>;
 export type ChunkRow = Selectable<BodyChunkTable>;
+export type PackRow = Selectable<BodyPackTable>;
+/** A pack as its lookups need it: all but its bytes. */
+export type PackFacts = Omit<PackRow, "bytes">;
 
 /**
- * `count` new piece ids. SQLite: after the largest, inside the caller's write transaction (one
- * writer at a time). PostgreSQL: from the sequence, in any transaction.
+ * `count` new piece ids. SQLite: after the largest (packed ones included), inside the caller's
+ * write transaction (one writer at a time). PostgreSQL: from the sequence, in any transaction.
  */
 export async function newPieceIds(
   db: Kysely<StoreSchema>,
@@ -25,11 +28,11 @@ export async function newPieceIds(
 ): Promise<number[]> {
   if (count === 0) return [];
   if (capabilities.dialect === "sqlite") {
-    const row = await db
-      .selectFrom("ai_gateway_body_pieces")
-      .select((select) => select.fn.max("id").as("id"))
-      .executeTakeFirst();
-    const last = Number(row?.id ?? 0);
+    // A packed piece keeps its id in its pack (whose id is the largest it holds).
+    const { rows } = await sql<{ id: number | null }>`
+      select max(coalesce((select max(id) from ai_gateway_body_pieces), 0),
+                 coalesce((select max(id) from ai_gateway_body_packs), 0)) as id`.execute(db);
+    const last = Number(rows[0]?.id ?? 0);
     return Array.from({ length: count }, (_, index) => last + 1 + index);
   }
   const { rows } = await sql<{
@@ -100,14 +103,14 @@ export async function readPieces(
   return out;
 }
 
-/** How many of the subject's pieces among `ids` exist, locked against deletion (PostgreSQL). */
-export async function countPieces(
+/** Which of the subject's pieces among `ids` are rows of their own, locked against deletion (PostgreSQL). */
+export async function piecesPresent(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
   subjectUid: string,
   ids: readonly number[],
-): Promise<number> {
-  let found = 0;
+): Promise<number[]> {
+  const found: number[] = [];
   for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
     let query = db
       .selectFrom("ai_gateway_body_pieces")
@@ -115,7 +118,7 @@ export async function countPieces(
       .where("subject_uid", "=", subjectUid)
       .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT));
     if (capabilities.dialect === "postgres") query = query.forKeyShare();
-    found += (await query.execute()).length;
+    for (const row of await query.execute()) found.push(Number(row.id));
   }
   return found;
 }
@@ -175,7 +178,9 @@ export async function claimOldBodyCalls(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select("id")
-    .where("body_storage", "=", 0)
+    // A literal: the partial index of calls still to convert is used only when the statement
+    // itself says body_storage = 0 (SQLite never sees through a parameter).
+    .where("body_storage", "=", sql.lit(0))
     .orderBy("id")
     .limit(limit);
   if (capabilities.dialect === "postgres") query = query.forUpdate().skipLocked();
@@ -212,7 +217,7 @@ export async function countOldBodyCalls(db: Kysely<StoreSchema>): Promise<number
   const row = await db
     .selectFrom("ai_gateway_recorded_calls")
     .select((select) => select.fn.countAll<string | number>().as("count"))
-    .where("body_storage", "=", 0)
+    .where("body_storage", "=", sql.lit(0))
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
@@ -268,58 +273,7 @@ export async function readPiecesForUpdate(
   return out;
 }
 
-/** Points the chunks of piece `from` at piece `to`, `shift` bytes further in. */
-export async function moveChunks(
-  db: Kysely<StoreSchema>,
-  subjectUid: string,
-  from: number,
-  to: number,
-  shift: number,
-): Promise<void> {
-  await db
-    .updateTable("ai_gateway_body_chunks")
-    .set((update) => ({
-      piece_id: to,
-      piece_offset: sql<number>`${update.ref("piece_offset")} + ${shift}`,
-    }))
-    .where("subject_uid", "=", subjectUid)
-    .where("piece_id", "=", from)
-    .execute();
-}
-
-/**
- * The manifests of the subject's calls kept since `since` (stored as pieces). The subject is a
- * condition no index is chosen for: the calls of the last minutes are few, the subject's many.
- */
-export async function manifestsSince(
-  db: Kysely<StoreSchema>,
-  subjectUid: string,
-  since: string,
-): Promise<{ id: string; request_manifest: Buffer | null; response_manifest: Buffer | null }[]> {
-  return db
-    .selectFrom("ai_gateway_recorded_calls")
-    .select(["id", "request_manifest", "response_manifest"])
-    .where(sql<string>`${sql.ref("subject_uid")} || ''`, "=", subjectUid)
-    .where("created_at", ">=", since)
-    .where("body_storage", "=", 1)
-    .execute();
-}
-
-/** Rewrites a call's manifests (their pieces were packed). */
-export async function setManifests(
-  db: Kysely<StoreSchema>,
-  id: string,
-  manifests: { readonly request_manifest: Buffer; readonly response_manifest: Buffer },
-): Promise<void> {
-  await db
-    .updateTable("ai_gateway_recorded_calls")
-    .set(manifests)
-    .where("id", "=", id)
-    .where("body_storage", "=", 1)
-    .execute();
-}
-
-/** Deletes pieces (their chunks were moved first). */
+/** Deletes pieces (packed: their bytes are in a pack now). */
 export async function deletePackedPieces(
   db: Kysely<StoreSchema>,
   subjectUid: string,
@@ -346,13 +300,110 @@ export async function readCallManifests(
     .executeTakeFirst();
 }
 
-/** Whether any call keeps its bodies in the old columns (conversion not done). */
-export async function anyOldBodyCall(db: Kysely<StoreSchema>): Promise<boolean> {
+/**
+ * The subject's packs from id `fromId` on, in id order, at most `limit`, without their bytes:
+ * the first of them is the only one that may hold a piece of id `fromId` (packing.ts).
+ */
+export async function packsFrom(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  fromId: number,
+  limit: number,
+): Promise<PackFacts[]> {
+  const rows = await db
+    .selectFrom("ai_gateway_body_packs")
+    .select(["id", "subject_uid", "codec", "size", "created_at", "pieces"])
+    .where("subject_uid", "=", subjectUid)
+    .where("id", ">=", fromId)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+/**
+ * Which of the subject's packs among `ids` exist, locked until the transaction ends
+ * (PostgreSQL): `key share` against their deletion, `update` against every other locker.
+ */
+export async function lockPacks(
+  db: Kysely<StoreSchema>,
+  capabilities: DialectCapabilities,
+  subjectUid: string,
+  ids: readonly number[],
+  mode: "key share" | "update",
+): Promise<number[]> {
+  const found: number[] = [];
+  for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+    let query = db
+      .selectFrom("ai_gateway_body_packs")
+      .select("id")
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT));
+    if (capabilities.dialect === "postgres") {
+      query = mode === "update" ? query.forUpdate() : query.forKeyShare();
+    }
+    for (const row of await query.execute()) found.push(Number(row.id));
+  }
+  return found;
+}
+
+/** The subject's pack of the largest id (where packing goes on), without its bytes. */
+export async function lastPack(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+): Promise<PackFacts | undefined> {
   const row = await db
-    .selectFrom("ai_gateway_recorded_calls")
-    .select("id")
-    .where("body_storage", "=", 0)
+    .selectFrom("ai_gateway_body_packs")
+    .select(["id", "subject_uid", "codec", "size", "created_at", "pieces"])
+    .where("subject_uid", "=", subjectUid)
+    .orderBy("id", "desc")
     .limit(1)
     .executeTakeFirst();
-  return row !== undefined;
+  return row === undefined ? undefined : { ...row, id: Number(row.id) };
+}
+
+/** The subject's packs among `ids`, with their bytes (fewer when some are gone). */
+export async function readPacks(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids: readonly number[],
+): Promise<PackRow[]> {
+  const out: PackRow[] = [];
+  for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom("ai_gateway_body_packs")
+      .selectAll()
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT))
+      .execute();
+    for (const row of rows) out.push({ ...row, id: Number(row.id) });
+  }
+  return out;
+}
+
+export async function insertPack(db: Kysely<StoreSchema>, row: PackRow): Promise<void> {
+  await db.insertInto("ai_gateway_body_packs").values(row).execute();
+}
+
+/** Deletes packs (rejoined into a larger one, or freed). */
+export async function deletePacks(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids: readonly number[],
+): Promise<void> {
+  for (let start = 0; start < ids.length; start += IDS_PER_STATEMENT) {
+    await db
+      .deleteFrom("ai_gateway_body_packs")
+      .where("subject_uid", "=", subjectUid)
+      .where("id", "in", ids.slice(start, start + IDS_PER_STATEMENT))
+      .execute();
+  }
+}
+
+/**
+ * PostgreSQL: vacuums the pieces and packs tables (packing.ts says when). Not in a transaction
+ * (VACUUM cannot be); a table another vacuum holds is skipped.
+ */
+export async function vacuumPiecesAndPacks(db: Kysely<StoreSchema>): Promise<void> {
+  await sql`vacuum (skip_locked) ai_gateway_body_pieces, ai_gateway_body_packs`.execute(db);
 }

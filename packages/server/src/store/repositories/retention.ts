@@ -353,6 +353,7 @@ export async function deleteSubjectLeftovers(
     "ai_gateway_images",
     "ai_gateway_body_chunks",
     "ai_gateway_body_pieces",
+    "ai_gateway_body_packs",
   ] as const) {
     await db.deleteFrom(table).where("subject_uid", "=", subjectUid).execute();
   }
@@ -469,6 +470,79 @@ export async function deletePieces(
     .execute();
   await db
     .deleteFrom("ai_gateway_body_pieces")
+    .where("subject_uid", "=", subjectUid)
+    .where("id", "in", ids)
+    .execute();
+  return sizes;
+}
+
+/** A pack as a sweep weighs it: its id and the list of the pieces it holds. */
+export interface PackCandidate {
+  readonly id: number;
+  readonly size: number;
+  readonly pieces: Buffer;
+}
+
+/** A subject's packs created before `cutoff` (their oldest piece), after `after` in id order. */
+export async function packsBefore(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  cutoff: string,
+  after: number,
+  limit: number,
+): Promise<PackCandidate[]> {
+  const rows = await db
+    .selectFrom("ai_gateway_body_packs")
+    .select(["id", "size", "pieces"])
+    .where("subject_uid", "=", subjectUid)
+    .where("created_at", "<", cutoff)
+    .where("id", ">", after)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+/** How many packs a subject holds (all, or among `ids`), and their bytes as stored. */
+export async function packsHeld(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids?: readonly number[],
+): Promise<{ pieces: number; bytes: number }> {
+  let query = db
+    .selectFrom("ai_gateway_body_packs")
+    .select((select) => [
+      select.fn.countAll<string | number>().as("pieces"),
+      select.fn.sum<string | number>(sql`length(bytes)`).as("bytes"),
+    ])
+    .where("subject_uid", "=", subjectUid);
+  if (ids !== undefined) query = query.where("id", "in", ids);
+  const row = await query.executeTakeFirst();
+  return { pieces: Number(row?.pieces ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/**
+ * Deletes packs and the chunks of the pieces they hold (`pieceIds`); how many packs and the
+ * bytes they held, as stored.
+ */
+export async function deletePacks(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids: readonly number[],
+  pieceIds: readonly number[],
+): Promise<{ pieces: number; bytes: number }> {
+  if (ids.length === 0) return { pieces: 0, bytes: 0 };
+  const sizes = await packsHeld(db, subjectUid, ids);
+  await inSlices(pieceIds, async (slice) => {
+    await db
+      .deleteFrom("ai_gateway_body_chunks")
+      .where("subject_uid", "=", subjectUid)
+      .where("piece_id", "in", slice)
+      .execute();
+    return [];
+  });
+  await db
+    .deleteFrom("ai_gateway_body_packs")
     .where("subject_uid", "=", subjectUid)
     .where("id", "in", ids)
     .execute();

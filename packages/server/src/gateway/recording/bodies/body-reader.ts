@@ -3,14 +3,13 @@ import type { RecordedCallRow } from "../../../store/repositories/recorded-calls
 import {
   readCallManifests,
   readManifestChain,
-  readPieces,
 } from "../../../store/repositories/recorded-bodies.js";
 import type { StoreSchema } from "../../../store/schema.js";
 import { bodyGone, MAX_DIFF_DEPTH } from "./body-store.js";
-import { decompressPieces } from "./compression.js";
 import { applyDiff, decodeManifest, type Manifest } from "./manifest.js";
 import { piecesOf, type PieceRange } from "./ranges.js";
 import type { BodyReadCache } from "./read-cache.js";
+import { readPieceBytes } from "./stored-pieces.js";
 
 /** What of a recorded call a body read needs. */
 export type StoredBodies = Pick<
@@ -29,14 +28,16 @@ export type StoredBodies = Pick<
  * are stored"). One reader keeps the pieces and flat manifests it read, so reading a session's
  * calls one after the other (a cache report) reads each piece once; given its owner's
  * `BodyReadCache`, requests read by earlier readers too (read-cache.ts says when that is safe).
- * Packing (packing.ts) may move a call's pieces between the read of its manifests and that of
- * its pieces: a piece missing then is looked for again from the call's manifests as stored now.
+ * A packed piece is read from its pack under its own id (stored-pieces.ts). A prune may write a
+ * call's request flat, or a pack be joined into a larger one, between the reads of its
+ * manifests, its packs and its pieces: a piece missing then is looked for again from the
+ * call's manifests as stored now.
  */
 
-/** Reads of a call's manifests again, when packing moved its pieces meanwhile. */
+/** Reads of a call's manifests again, when a prune changed them or a pack was joined meanwhile. */
 const ATTEMPTS = 4;
 
-/** A piece a manifest named was not found: moved by packing, or gone. */
+/** A piece a manifest named was not found: gone, or its pack joined into another meanwhile. */
 class PieceMissing extends Error {
   constructor(
     readonly callId: string,
@@ -149,8 +150,9 @@ export class BodyReader {
   async #assemble(row: StoredBodies, ranges: readonly PieceRange[]): Promise<Buffer> {
     const missing = piecesOf(ranges).filter((id) => !this.#pieces.has(id));
     if (missing.length > 0) {
-      const rows = await readPieces(this.db, row.subject_uid, missing);
-      for (const [id, bytes] of decompressPieces(rows)) this.#pieces.set(id, bytes);
+      for (const [id, bytes] of await readPieceBytes(this.db, row.subject_uid, missing)) {
+        if (!this.#pieces.has(id)) this.#pieces.set(id, bytes);
+      }
     }
     const parts: Buffer[] = [];
     let length = 0;

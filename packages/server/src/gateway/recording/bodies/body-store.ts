@@ -3,7 +3,6 @@ import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../../store/database.js";
 import type { StoreSchema } from "../../../store/schema.js";
 import {
-  countPieces,
   findChunks,
   insertChunks,
   insertPieces,
@@ -28,6 +27,7 @@ import { applyDiff, decodeManifest, encodeManifest, type Manifest } from "./mani
 import { BodyPacking } from "./packing.js";
 import { lengthOf, piecesOf, pushRange, sliceRanges, type PieceRange } from "./ranges.js";
 import { RecentBodies } from "./recent-bodies.js";
+import { countStoredPieces } from "./stored-pieces.js";
 
 /**
  * Writes a recorded call's bodies as pieces (docs/server/recorded-calls.md, "How recorded bytes
@@ -36,12 +36,12 @@ import { RecentBodies } from "./recent-bodies.js";
  *   lookups, the new pieces compressed (no write, nothing held);
  * - `write`, inside it: checks that what the bodies refer to is still stored (PostgreSQL locks
  *   it against a concurrent prune), numbers and inserts the new pieces and their chunks, and
- *   returns the row's columns. A piece found by the chunk index that packing moved meanwhile
- *   is looked up again inside the transaction; when something referred to is gone (a prune) it
- *   throws `StaleBodies`: the caller prepares again with `fresh` (no base, no lookups) and
- *   writes that.
+ *   returns the row's columns. A piece packed meanwhile keeps its id (found in its pack,
+ *   stored-pieces.ts); one gone (a prune) is looked up again inside the transaction, and when
+ *   something referred to is still gone it throws `StaleBodies`: the caller prepares again with
+ *   `fresh` (no base, no lookups) and writes that.
  * A request written flat from its base takes the base's ranges as stored now, not as this
- * process remembers them: packing may have moved the pieces they name (packing.ts).
+ * process remembers them: a prune may have written the base flat meanwhile.
  */
 
 /** Diffs in a row before a request's manifest is written flat: a read follows at most this many. */
@@ -180,12 +180,11 @@ export class BodyStore {
       const known = prepared.knownPieces;
       if (
         known.length === 0 ||
-        (await countPieces(db, capabilities, subjectUid, known)) === known.length
+        (await countStoredPieces(db, capabilities, subjectUid, known)) === known.length
       ) {
         break;
       }
-      // Moved by packing (the chunk index names where they are now) or gone: looked up again
-      // inside the transaction, once.
+      // Gone (a prune): looked up again inside the transaction, once.
       if (again) throw new StaleBodies();
       prepared = await this.prepare(subjectUid, prepared.request, prepared.response, false, db);
     }
@@ -254,9 +253,9 @@ export class BodyStore {
   }
 
   /**
-   * A stored call's request as flat ranges, read inside the transaction, its pieces locked
-   * against packing and pruning (PostgreSQL). Read again when packing moved them between the
-   * two statements.
+   * A stored call's request as flat ranges, read inside the transaction, its pieces (or their
+   * packs) locked against pruning and repacking (PostgreSQL). Read again when they went between
+   * the two statements.
    */
   async #storedRanges(
     db: Kysely<StoreSchema>,
@@ -279,8 +278,8 @@ export class BodyStore {
       if (ranges === undefined) throw new StaleBodies();
       for (const manifest of diffs.reverse()) ranges = applyDiff(ranges, manifest);
       const pieces = piecesOf(ranges);
-      if ((await countPieces(db, this.database.capabilities, subjectUid, pieces)) === pieces.length)
-        return ranges;
+      const stored = await countStoredPieces(db, this.database.capabilities, subjectUid, pieces);
+      if (stored === pieces.length) return ranges;
     }
     throw new StaleBodies();
   }

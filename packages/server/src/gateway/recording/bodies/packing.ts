@@ -1,43 +1,49 @@
 import type { StoreDatabase } from "../../../store/database.js";
 import {
-  anyOldBodyCall,
   deletePackedPieces,
-  insertPieces,
-  manifestsSince,
-  moveChunks,
-  newPieceIds,
+  deletePacks,
+  insertPack,
+  lastPack,
+  lockPacks,
+  readPacks,
   readPieces,
   readPiecesForUpdate,
-  setManifests,
   smallPieces,
+  vacuumPiecesAndPacks,
+  type PackFacts,
   type PieceFacts,
 } from "../../../store/repositories/recorded-bodies.js";
 import { inTransaction } from "../../../store/transaction.js";
 import { compressPack, decompressPieces, type Codec } from "./compression.js";
-import { decodeManifest, encodeManifest, moveManifestPieces, type MovedPiece } from "./manifest.js";
+import { decodePackList, encodePackList } from "./pack-list.js";
 
 /**
  * Packing (docs/server/recorded-calls.md, "How recorded bytes are stored", 5): a subject's
  * small pieces (each call's new bytes, 1–10 KiB) are joined into packs of up to PACK_BYTES,
  * compressed as one frame, so compression has the context of the calls before (where it pays:
  * a session's turns repeat its words, tool names and event framing) and a long request is read
- * from a few pieces, not one per call. One transaction per pack: the new piece, every chunk and
- * every manifest that named the old pieces pointed at it, the old pieces deleted.
+ * from a few frames, not one per call.
  *
- * Who names a piece: the call that stored it and later ones (a diff's middle, a chunk found
- * again, a manifest written flat from its base's). A call is kept (`created_at`) before it
- * names anything, so the calls to rewrite are those kept since the pack's oldest piece, less
- * SKEW_MS for clocks of other servers and the time from a call's start to its commit. Stores
- * still converting calls recorded before migration 0015 are not packed (a converted call is
- * kept with its old time and may name newer pieces).
+ * A packed piece keeps its id: the pack lists its pieces and sizes, and its id is the largest
+ * of them (stored-pieces.ts finds a piece's pack from that). So a pack is one transaction that
+ * writes the pack and deletes the pieces it holds, and nothing else: no call's manifest and no
+ * chunk row is rewritten (on PostgreSQL every rewritten row is a dead tuple until a vacuum).
+ * A subject's packs hold runs of ids that do not overlap: a pack takes the subject's pieces
+ * after its last pack (that last pack joined again while it is short), and its transaction
+ * checks that the last pack is still the one it started from. A piece committed after a pack of
+ * later ids (PostgreSQL numbers pieces before their commit) is left as it is.
  */
 
 /** The largest pack, before compression (256 KiB packs stored 15 % more on the bench's session). */
 export const PACK_BYTES = 1024 * 1024;
-/** Pieces this small are packed (a pack smaller than this is joined again with later ones). */
+/** Pieces this small are packed. */
 export const SMALL_PIECE = PACK_BYTES / 2;
-/** Margin for the clocks of servers sharing a database and a call's time before its commit. */
-const SKEW_MS = 10 * 60 * 1000;
+/**
+ * A last pack this small is joined again with the pieces after it (an idle pass packs what a
+ * subject has, however little): small frames compress worse, and what a joining frees is
+ * bounded by this.
+ */
+const REJOIN_BELOW = PACK_BYTES / 4;
 /** Pieces weighed per pass. */
 const CANDIDATES = 4096;
 
@@ -61,147 +67,140 @@ export interface PackOptions {
    * true (default): the rest too, as one smaller pack (an idle subject).
    */
   readonly all?: boolean;
-  /** Lowest piece id worth weighing (a hint from the pass before). */
-  readonly fromId?: number;
   /** Awaited before each pack's transaction (the recorder's quiet gate). */
   readonly beforeEach?: () => Promise<void>;
 }
 
-/** Groups of pieces, in id order, each at most PACK_BYTES; the last may be short. */
-function groupsOf(pieces: readonly PieceFacts[]): { pieces: PieceFacts[]; full: boolean }[] {
-  const groups: { pieces: PieceFacts[]; full: boolean }[] = [];
-  let current: PieceFacts[] = [];
-  let bytes = 0;
+/** A pack to write: the subject's short last pack (joined again) and pieces after it. */
+interface Group {
+  readonly rejoin: PackFacts | undefined;
+  readonly pieces: PieceFacts[];
+  readonly full: boolean;
+}
+
+/** Groups of at most PACK_BYTES, in id order, the first starting with `rejoin`; the last may be short. */
+function groupsOf(rejoin: PackFacts | undefined, pieces: readonly PieceFacts[]): Group[] {
+  const groups: Group[] = [];
+  let current: Group = { rejoin, pieces: [], full: false };
+  let bytes = rejoin?.size ?? 0;
   for (const piece of pieces) {
-    if (current.length > 0 && bytes + piece.size > PACK_BYTES) {
-      groups.push({ pieces: current, full: true });
-      current = [];
+    if (bytes > 0 && bytes + piece.size > PACK_BYTES) {
+      groups.push({ ...current, full: true });
+      current = { rejoin: undefined, pieces: [], full: false };
       bytes = 0;
     }
-    current.push(piece);
+    current.pieces.push(piece);
     bytes += piece.size;
   }
-  if (current.length > 0) groups.push({ pieces: current, full: false });
+  if (current.pieces.length > 0) groups.push(current);
   return groups;
 }
 
 /**
- * Packs a subject's small pieces; returns what it did and the lowest id a later pass needs to
- * weigh. `verbatim serve` runs it in the background (BodyPacking); tests and the bench call it.
+ * Packs a subject's small pieces; returns what it did. `verbatim serve` runs it in the
+ * background (BodyPacking); tests and the bench call it.
  */
 export async function packSubject(
   database: StoreDatabase,
   subjectUid: string,
   options: PackOptions,
-): Promise<PackReport & { nextFromId: number }> {
+): Promise<PackReport> {
   const report: PackReport = { packs: 0, pieces: 0, bytesBefore: 0, bytesAfter: 0 };
-  let fromId = options.fromId ?? 0;
-  if (await anyOldBodyCall(database.db)) return { ...report, nextFromId: fromId };
   const before = options.before ?? new Date(Date.now() + 1000).toISOString();
   for (;;) {
+    const last = await lastPack(database.db, subjectUid);
     const candidates = await smallPieces(
       database.db,
       subjectUid,
-      { smallerThan: SMALL_PIECE, before, fromId },
+      { smallerThan: SMALL_PIECE, before, fromId: (last?.id ?? 0) + 1 },
       CANDIDATES,
     );
-    const groups = groupsOf(candidates);
+    const rejoin = last !== undefined && last.size < REJOIN_BELOW ? last : undefined;
+    /** The subject's last pack, as each group's transaction must find it. */
+    let previous = last?.id;
     let packed = 0;
-    for (const group of groups) {
-      if (group.pieces.length < 2 || (!group.full && options.all === false)) {
-        // Left for a later pass: it starts here.
-        fromId = group.pieces[0]?.id ?? fromId;
-        break;
-      }
+    for (const group of groupsOf(rejoin, candidates)) {
+      const units = group.pieces.length + (group.rejoin === undefined ? 0 : 1);
+      // Left for a later pass.
+      if (units < 2 || (!group.full && options.all === false)) break;
       await options.beforeEach?.();
-      const done = await packGroup(database, subjectUid, group.pieces, options.codec);
-      if (done === undefined) continue;
+      const done = await packGroup(database, subjectUid, group, previous, options.codec);
+      // Changed meanwhile (another server packed, a prune): a later pass goes on from there.
+      if (done === undefined) return report;
+      previous = done.id;
       packed++;
       report.packs++;
       report.pieces += group.pieces.length;
       report.bytesBefore += done.before;
       report.bytesAfter += done.after;
     }
-    // A pass that packed nothing, or weighed every candidate there was, is the last.
-    if (packed === 0 || candidates.length < CANDIDATES) return { ...report, nextFromId: fromId };
+    if (packed === 0 || candidates.length < CANDIDATES) return report;
   }
 }
 
-/** Packs one group in one transaction; undefined when a piece of it went meanwhile. */
+/** Packs one group in one transaction; undefined when a piece or pack of it went meanwhile. */
 async function packGroup(
   database: StoreDatabase,
   subjectUid: string,
-  group: readonly PieceFacts[],
+  group: Group,
+  previous: number | undefined,
   codec: Codec,
-): Promise<{ before: number; after: number } | undefined> {
-  const ids = group.map((piece) => piece.id);
+): Promise<{ id: number; before: number; after: number } | undefined> {
+  const ids = group.pieces.map((piece) => piece.id);
   // Read and compressed before the transaction (SQLite's one connection stays free meanwhile).
   const rows = await readPieces(database.db, subjectUid, ids);
   if (rows.length !== ids.length) return undefined;
   rows.sort((a, b) => a.id - b.id);
-  const plain = decompressPieces(rows);
-  const moved = new Map<number, MovedPiece>();
   const parts: Buffer[] = [];
-  let length = 0;
-  for (const row of rows) {
-    const bytes = plain.get(row.id) as Buffer;
-    moved.set(row.id, { piece: 0, shift: length });
-    parts.push(bytes);
-    length += bytes.length;
+  const list: { id: number; size: number }[] = [];
+  let before = 0;
+  if (group.rejoin !== undefined) {
+    const [packed] = await readPacks(database.db, subjectUid, [group.rejoin.id]);
+    if (packed === undefined) return undefined;
+    parts.push(decompressPieces([packed]).get(packed.id) as Buffer);
+    for (const piece of decodePackList(packed.id, packed.size, packed.pieces)) list.push(piece);
+    before += packed.bytes.length;
   }
+  const plain = decompressPieces(rows);
+  for (const row of rows) {
+    parts.push(plain.get(row.id) as Buffer);
+    list.push({ id: row.id, size: row.size });
+    before += row.bytes.length;
+  }
+  const length = list.reduce((sum, piece) => sum + piece.size, 0);
   const pack = compressPack(Buffer.concat(parts, length), codec);
-  const oldest = group.reduce(
-    (first, piece) => (piece.created_at < first ? piece.created_at : first),
-    group[0]?.created_at as string,
-  );
-  const since = new Date(Date.parse(oldest) - SKEW_MS).toISOString();
+  const id = (list.at(-1) as { id: number }).id;
+  const times = [...group.pieces.map((piece) => piece.created_at)];
+  if (group.rejoin !== undefined) times.push(group.rejoin.created_at);
+  const oldest = times.reduce((first, time) => (time < first ? time : first));
   return inTransaction(
     database,
     async (db) => {
-      // Locked (PostgreSQL): a recorder referring to one of them waits, then finds it moved.
+      // Locked (PostgreSQL): a recorder or prune naming one of them waits, then finds it packed.
       const locked = await readPiecesForUpdate(db, database.capabilities, subjectUid, ids);
       const same =
         locked.length === rows.length &&
         locked.every((row, index) => row.bytes.equals((rows[index] as typeof row).bytes));
       if (!same) return undefined;
-      const [packId] = await newPieceIds(db, database.capabilities, 1);
-      const target = packId as number;
-      await insertPieces(db, [
-        {
-          id: target,
-          subject_uid: subjectUid,
-          codec: pack.codec,
-          size: length,
-          bytes: pack.bytes,
-          created_at: oldest,
-        },
-      ]);
-      for (const [id, place] of moved) {
-        moved.set(id, { piece: target, shift: place.shift });
-        await moveChunks(db, subjectUid, id, target, place.shift);
+      if (group.rejoin !== undefined) {
+        const held = [group.rejoin.id];
+        const kept = await lockPacks(db, database.capabilities, subjectUid, held, "update");
+        if (kept.length !== 1) return undefined;
       }
-      for (const call of await manifestsSince(db, subjectUid, since)) {
-        const request =
-          call.request_manifest === null
-            ? undefined
-            : moveManifestPieces(decodeManifest(call.request_manifest), moved);
-        const response =
-          call.response_manifest === null
-            ? undefined
-            : moveManifestPieces(decodeManifest(call.response_manifest), moved);
-        if (request === undefined && response === undefined) continue;
-        await setManifests(db, call.id, {
-          request_manifest:
-            request === undefined ? (call.request_manifest as Buffer) : encodeManifest(request),
-          response_manifest:
-            response === undefined ? (call.response_manifest as Buffer) : encodeManifest(response),
-        });
-      }
+      // Runs of ids that do not overlap: no pack was written since this one's were chosen.
+      if ((await lastPack(db, subjectUid))?.id !== previous) return undefined;
+      await insertPack(db, {
+        id,
+        subject_uid: subjectUid,
+        codec: pack.codec,
+        size: length,
+        created_at: oldest,
+        pieces: encodePackList(list),
+        bytes: pack.bytes,
+      });
       await deletePackedPieces(db, subjectUid, ids);
-      return {
-        before: rows.reduce((sum, row) => sum + row.bytes.length, 0),
-        after: pack.bytes.length,
-      };
+      if (group.rejoin !== undefined) await deletePacks(db, subjectUid, [group.rejoin.id]);
+      return { id, before, after: pack.bytes.length };
     },
     // A pack lost to a power cut is made again by the next pass.
     { waitForDisk: false },
@@ -221,8 +220,16 @@ interface SubjectState {
   /** Bytes of new pieces since its last pass. */
   pending: number;
   timer: NodeJS.Timeout | undefined;
-  fromId: number;
 }
+
+/**
+ * PostgreSQL: what packing leaves dead (the pieces packed, the packs joined again) is vacuumed
+ * after passes that packed, at most once a VACUUM_EVERY_MS, so later pieces and packs take its
+ * space and an emptied end of the table is given back (an autovacuum may come minutes later, or
+ * never when it is off). Both tables are small or written only at their end, so a vacuum reads
+ * little: the pieces waiting to be packed, and the pages written since the last one.
+ */
+const VACUUM_EVERY_MS = 1000;
 
 /**
  * The server's packing: a subject is packed once it has recorded nothing for `afterMs` (all its
@@ -233,6 +240,9 @@ export class BodyPacking {
   readonly #subjects = new Map<string, SubjectState>();
   #running: Promise<void> = Promise.resolve();
   #stopped = false;
+  #vacuumDue = false;
+  #vacuumedAt = 0;
+  #vacuumTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly database: StoreDatabase,
@@ -242,7 +252,7 @@ export class BodyPacking {
   /** A call of the subject stored `bytes` of new pieces. */
   written(subjectUid: string, bytes: number): void {
     if (this.#stopped) return;
-    const state = this.#subjects.get(subjectUid) ?? { pending: 0, timer: undefined, fromId: 0 };
+    const state = this.#subjects.get(subjectUid) ?? { pending: 0, timer: undefined };
     this.#subjects.set(subjectUid, state);
     state.pending += bytes;
     if (state.timer !== undefined) clearTimeout(state.timer);
@@ -262,23 +272,50 @@ export class BodyPacking {
     const state = this.#subjects.get(subjectUid);
     if (state === undefined) return;
     state.pending = 0;
-    this.#running = this.#running.then(async () => {
-      if (this.#stopped) return;
+    this.#queue(async () => {
       try {
         const done = await packSubject(this.database, subjectUid, {
           codec: this.options.codec,
           all,
-          fromId: state.fromId,
           ...(this.options.beforeEach === undefined ? {} : { beforeEach: this.options.beforeEach }),
         });
-        state.fromId = done.nextFromId;
+        if (done.packs > 0 && this.database.capabilities.dialect === "postgres") {
+          this.#vacuumDue = true;
+        }
       } catch (error) {
         this.options.onError?.(error);
       }
       if (all && state.timer === undefined && state.pending === 0) {
         this.#subjects.delete(subjectUid);
       }
+      await this.#vacuum();
     });
+  }
+
+  #queue(work: () => Promise<void>): void {
+    this.#running = this.#running.then(async () => {
+      if (!this.#stopped) await work();
+    });
+  }
+
+  async #vacuum(): Promise<void> {
+    if (!this.#vacuumDue || this.#vacuumTimer !== undefined) return;
+    const wait = this.#vacuumedAt + VACUUM_EVERY_MS - Date.now();
+    if (wait > 0) {
+      this.#vacuumTimer = setTimeout(() => {
+        this.#vacuumTimer = undefined;
+        this.#queue(() => this.#vacuum());
+      }, wait).unref();
+      return;
+    }
+    this.#vacuumDue = false;
+    try {
+      await this.options.beforeEach?.();
+      await vacuumPiecesAndPacks(this.database.db);
+    } catch (error) {
+      this.options.onError?.(error);
+    }
+    this.#vacuumedAt = Date.now();
   }
 
   /** Stops the timers and waits for a pass under way. */
@@ -287,6 +324,7 @@ export class BodyPacking {
     for (const state of this.#subjects.values()) {
       if (state.timer !== undefined) clearTimeout(state.timer);
     }
+    if (this.#vacuumTimer !== undefined) clearTimeout(this.#vacuumTimer);
     await this.#running;
   }
 }

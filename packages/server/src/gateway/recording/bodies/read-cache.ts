@@ -18,13 +18,13 @@ export interface ReadRequest {
  * Why an entry may be used: an entry is a call's ranges with the bytes of the pieces they
  * named when it was read, and those are the call's bytes for as long as it exists, whether the
  * pieces are still stored (`verbatim db prune` keeps a piece a call names, or writes the call
- * flat first) or were joined into a pack (packing.ts). Piece ids are not names for all time
- * (SQLite numbers a new piece after the largest, so deleting the newest frees its id), so an
- * entry is only used for a call the reader has just seen stored: the call being read (its row
- * was read) or a call its request is a diff of (the chain of its manifests was read). While
- * such a call exists no id its entry names is another piece's: a pack takes an id after the
- * largest, so the pieces the call names now have ids above every id it named before, and only
- * ids above the largest are taken again. Bounded in bytes, least recently read out first.
+ * flat first) or were joined into a pack (packing.ts, where a piece keeps its id). Piece ids are
+ * not names for all time (SQLite numbers a new piece after the largest, packed ones included, so
+ * deleting the newest frees its id), so an entry is only used for a call the reader has just
+ * seen stored: the call being read (its row was read) or a call its request is a diff of (the
+ * chain of its manifests was read). While such a call exists the pieces it names are stored, so
+ * none of their ids is above the largest, and only ids above the largest are taken again.
+ * Bounded in bytes, least recently read out first.
  */
 export class BodyReadCache {
   readonly #calls: BoundedMap<string, ReadRequest>;
@@ -51,7 +51,11 @@ export class BodyReadCache {
       const piece = pieces.get(range.piece);
       if (piece === undefined) return;
       if (kept.has(range.piece)) continue;
-      kept.set(range.piece, piece);
+      // A piece read from a pack is a view of the whole pack: kept alone, it would hold it.
+      kept.set(
+        range.piece,
+        piece.buffer.byteLength > 2 * piece.length ? Buffer.from(piece) : piece,
+      );
       bytes += piece.length;
     }
     // One request does not push out every other.
