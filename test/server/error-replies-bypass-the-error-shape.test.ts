@@ -109,7 +109,7 @@ describeEachDialect("error replies in the documented shape", (getDatabase) => {
       const credential =
         route.path === "/healthz"
           ? {}
-          : route.path.startsWith("/v1/")
+          : route.path.startsWith("/v1/") || route.path.startsWith("/v1beta/")
             ? { Authorization: caller.authorization }
             : { Authorization: server.operator.authorization };
       const url = (id: string) => route.path.replace("{id}", id);
