@@ -437,14 +437,16 @@ export async function lockPieces(
     .execute();
 }
 
-/** How many pieces a subject holds, and their bytes as stored. */
-export async function piecesHeld(
+/** How many rows of a table of recorded bytes a subject holds (all, or among `ids`), and their bytes as stored. */
+async function bytesHeld(
   db: Kysely<StoreSchema>,
+  table: "ai_gateway_body_pieces" | "ai_gateway_body_packs",
   subjectUid: string,
   ids?: readonly number[],
 ): Promise<{ pieces: number; bytes: number }> {
+  // Both tables have the columns read here; one of them names the query's type.
   let query = db
-    .selectFrom("ai_gateway_body_pieces")
+    .selectFrom(table as "ai_gateway_body_pieces")
     .select((select) => [
       select.fn.countAll<string | number>().as("pieces"),
       select.fn.sum<string | number>(sql`length(bytes)`).as("bytes"),
@@ -453,6 +455,15 @@ export async function piecesHeld(
   if (ids !== undefined) query = query.where("id", "in", ids);
   const row = await query.executeTakeFirst();
   return { pieces: Number(row?.pieces ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/** How many pieces a subject holds, and their bytes as stored. */
+export function piecesHeld(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  ids?: readonly number[],
+): Promise<{ pieces: number; bytes: number }> {
+  return bytesHeld(db, "ai_gateway_body_pieces", subjectUid, ids);
 }
 
 /** Deletes pieces and their chunks; the bytes they held, as stored. */
@@ -504,21 +515,12 @@ export async function packsBefore(
 }
 
 /** How many packs a subject holds (all, or among `ids`), and their bytes as stored. */
-export async function packsHeld(
+export function packsHeld(
   db: Kysely<StoreSchema>,
   subjectUid: string,
   ids?: readonly number[],
 ): Promise<{ pieces: number; bytes: number }> {
-  let query = db
-    .selectFrom("ai_gateway_body_packs")
-    .select((select) => [
-      select.fn.countAll<string | number>().as("pieces"),
-      select.fn.sum<string | number>(sql`length(bytes)`).as("bytes"),
-    ])
-    .where("subject_uid", "=", subjectUid);
-  if (ids !== undefined) query = query.where("id", "in", ids);
-  const row = await query.executeTakeFirst();
-  return { pieces: Number(row?.pieces ?? 0), bytes: Number(row?.bytes ?? 0) };
+  return bytesHeld(db, "ai_gateway_body_packs", subjectUid, ids);
 }
 
 /**
