@@ -46,11 +46,11 @@ const forbidden = [
     name: "cli-and-server-open-the-database-only",
     severity: "error",
     comment:
-      "A command parses flags, calls the gateway and prints; a route parses HTTP, calls the gateway and writes the reply. Of the store either may only open a database (store/database, store/location, store/migrate); everything else it asks the gateway for.",
+      "A command parses flags, calls the gateway and prints; a route parses HTTP, calls the gateway and writes the reply. Of the store either may only open, migrate or partition a database (store/database, store/location, store/migrate, store/partitions); everything else it asks the gateway for.",
     from: { path: "^packages/server/src/(cli|server)/", pathNot: "\\.test\\.ts$" },
     to: {
       path: "^packages/server/src/store/",
-      pathNot: "^packages/server/src/store/(database|location|migrate)\\.ts$",
+      pathNot: "^packages/server/src/store/(database|location|migrate|partitions)\\.ts$",
     },
   },
   {

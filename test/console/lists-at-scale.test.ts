@@ -15,6 +15,7 @@ import {
   type SearchKey,
 } from "../../packages/server/src/store/repositories/console-search.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
+import { ACROSS_SUBJECTS } from "../../packages/server/src/store/subject-keys.js";
 import { describeEachDialect, freshDatabase, uniqueName } from "../support/databases.js";
 import { testServer } from "../support/server.js";
 
@@ -32,11 +33,10 @@ async function counted(database: StoreDatabase, subject: string) {
       "c.id",
       "c.message_count",
       "c.last_message_at",
-      sql<number>`(select count(*) from ai_gateway_messages m where m.conversation_id = c.id)`.as(
-        "actual_count",
-      ),
+      sql<number>`(select count(*) from ai_gateway_messages m
+        where m.subject_uid = c.subject_uid and m.conversation_id = c.id)`.as("actual_count"),
       sql<string | null>`(select max(m.created_at) from ai_gateway_messages m
-        where m.conversation_id = c.id)`.as("actual_last"),
+        where m.subject_uid = c.subject_uid and m.conversation_id = c.id)`.as("actual_last"),
     ])
     .where("c.subject_uid", "=", subject)
     .orderBy("c.id")
@@ -191,12 +191,16 @@ describeEachDialect("issue 34 item 4: lists and search at scale", (getDatabase, 
     "a list page reads an index in list order, at any depth, with no sort of its own",
     async () => {
       const database = getDatabase();
-      for (const subjectFilter of [sql`1 = 1`, sql`c.subject_uid = 'someone'`]) {
+      // Every subject's list (across subjects, as the console's), then one subject's.
+      for (const [subjectFilter, across] of [
+        [sql`1 = 1`, sql.raw(ACROSS_SUBJECTS)],
+        [sql`c.subject_uid = 'someone'`, sql``],
+      ] as const) {
         const plan = await database.db.executeQuery<{ detail: string }>(
           CompiledQuery.raw(
             sql`explain query plan select c.id from ai_gateway_conversations c
               where ${subjectFilter} and (c.created_at, c.id) < ('2026-01-01', 'x')
-              order by c.created_at desc, c.id desc limit 51`.compile(database.db).sql,
+              order by c.created_at desc, c.id desc limit 51 ${across}`.compile(database.db).sql,
           ),
         );
         const text = plan.rows.map((row) => row.detail).join("\n");
@@ -213,8 +217,10 @@ describeEachDialect("issue 34 item 4: lists and search at scale", (getDatabase, 
       const plan = await database.db.connection().execute(async (connection) => {
         await sql`set enable_seqscan = off`.execute(connection);
         try {
+          // The search looks through every subject's messages, as the console's does.
           return await sql<{ "QUERY PLAN": string }>`explain select m.id from ai_gateway_messages m
-            where m.content::text ilike ${"%weather report%"} escape '\\'`.execute(connection);
+            where m.content::text ilike ${"%weather report%"} escape '\\'
+            ${sql.raw(ACROSS_SUBJECTS)}`.execute(connection);
         } finally {
           await sql`reset enable_seqscan`.execute(connection);
         }

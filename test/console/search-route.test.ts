@@ -125,6 +125,27 @@ describeEachDialect("console search and filters", (getDatabase) => {
     expect((await search("")).status).toBe(400);
   });
 
+  it("B14 / issue 34 a subject filter that names no subject is 400, as the list answers it", async () => {
+    const server = await testServer(getDatabase());
+    const reply = async (url: string) => {
+      const answer = await server.app.inject({ method: "GET", url, headers: server.operator });
+      // The whole error but its request id, which is each request's own.
+      const { request_id: _id, ...error } =
+        (answer.json() as { error?: Record<string, unknown> }).error ?? {};
+      return { status: answer.statusCode, error };
+    };
+    for (const subject of ["", "%00", "a%00b", "s".repeat(201)]) {
+      const list = await reply(`/ai-gateway/conversations?subject_uid=${subject}`);
+      const search = await reply(`/ai-gateway/search?q=hello&subject_uid=${subject}`);
+      expect(list).toMatchObject({
+        status: 400,
+        error: { code: "invalid_request", where: "querystring.subject_uid" },
+      });
+      expect(search, subject).toEqual(list);
+    }
+    await server.app.close();
+  });
+
   it("B14 the lists filter by subject prefix, model and creation date", async () => {
     const prefix = uniqueName("prefix");
     const store = new GatewayMessageStore(getDatabase());

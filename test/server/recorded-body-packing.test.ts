@@ -18,9 +18,9 @@ import { codecOf } from "../../packages/server/src/gateway/recording/bodies/comp
 import { packSubject } from "../../packages/server/src/gateway/recording/bodies/packing.js";
 import { pruneStore } from "../../packages/server/src/gateway/maintenance/retention.js";
 import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
+import { readRecordedCall } from "../../packages/server/src/gateway/recording/call-bytes.js";
 import { startServer } from "../../packages/server/src/server/serve.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
-import { findRecordedCall } from "../../packages/server/src/store/repositories/recorded-calls.js";
 import { startAnthropicUpstream, type AnthropicUpstream } from "../support/anthropic-upstream.js";
 import {
   describeEachDialect,
@@ -107,8 +107,7 @@ async function record(
 
 async function readAll(database: StoreDatabase, sent: ReadonlyMap<string, Buffer>) {
   for (const [id, body] of sent) {
-    const row = await findRecordedCall(database.db, id);
-    if (row === undefined) throw new Error(`no call ${id}`);
+    const row = await readRecordedCall(database, id);
     expect((await new BodyReader(database.db).request(row)).equals(body)).toBe(true);
   }
 }

@@ -24,7 +24,7 @@ import {
 } from "../../packages/server/src/gateway/recording/bodies/compression.js";
 import { packSubject } from "../../packages/server/src/gateway/recording/bodies/packing.js";
 import { BodyReadCache } from "../../packages/server/src/gateway/recording/bodies/read-cache.js";
-import { findRecordedCall } from "../../packages/server/src/store/repositories/recorded-calls.js";
+import { readRecordedCall } from "../../packages/server/src/gateway/recording/call-bytes.js";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import { propertyRuns } from "../support/property-runs.js";
@@ -184,8 +184,7 @@ describeEachDialect(
     let recorder: RecordedCalls;
     /** A stored call's request read through `cache`, as the console reads it. */
     const readRequest = async (id: string, cache: BodyReadCache) => {
-      const row = await findRecordedCall(getDatabase().db, id);
-      if (row === undefined) throw new Error(`no call ${id}`);
+      const row = await readRecordedCall(getDatabase(), id);
       return new BodyReader(getDatabase().db, cache).request(row);
     };
     beforeAll(() => {
@@ -359,11 +358,11 @@ describeEachDialect(
       expect(cache.size.calls).toBe(1);
       // Every piece but the ones the third call brought is gone from the store: read from the
       // cache, the second call's request is whole, and the third needs only its own piece.
-      const third = await findRecordedCall(getDatabase().db, ids[2] as string);
+      const third = await readRecordedCall(getDatabase(), ids[2] as string);
       await getDatabase()
         .db.deleteFrom("ai_gateway_body_pieces")
         .where("subject_uid", "=", subject)
-        .where("created_at", "!=", third?.created_at ?? "")
+        .where("created_at", "!=", third.created_at)
         .execute();
       expect((await readRequest(ids[1] as string, cache)).equals(bodies[1] as Buffer)).toBe(true);
       expect((await readRequest(ids[2] as string, cache)).equals(bodies[2] as Buffer)).toBe(true);

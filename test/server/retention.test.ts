@@ -288,7 +288,7 @@ describeEachDialect("issue 33: retention and deletion", (getDatabase, dialect) =
   it.runIf(dialect === "sqlite")(
     "a sweep reads one subject's manifests through that subject's index, not every subject's calls",
     async () => {
-      const compiled = manifestsQuery(getDatabase().db, "someone", {
+      const compiled = manifestsQuery(getDatabase().db, getDatabase().capabilities, "someone", {
         after: "",
         limit: 1000,
       }).compile();
@@ -296,7 +296,8 @@ describeEachDialect("issue 33: retention and deletion", (getDatabase, dialect) =
         CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
       );
       expect(plan.rows.map((row) => row.detail).join("\n")).toMatch(
-        /USING INDEX ai_gateway_recorded_calls_subject \(subject_uid=\? AND id>\?\)/,
+        // The primary key (subject_uid, id), migration 0021.
+        /USING INDEX sqlite_autoindex_ai_gateway_recorded_calls_1 \(subject_uid=\? AND id>\?\)/,
       );
     },
   );

@@ -253,7 +253,7 @@ describeEachDialect(
         where: "error",
       });
       await expect(
-        jobs.claimWakeEvents({ consumer: "worker\u0000", conversationId }),
+        jobs.claimWakeEvents(subject, { consumer: "worker\u0000", conversationId }),
       ).rejects.toMatchObject({ where: "consumer" });
       // An id that breaks the rule names no record: not found, without a query.
       await expect(jobs.getJob(subject, "job_\u0000")).rejects.toMatchObject({

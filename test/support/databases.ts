@@ -26,20 +26,40 @@
  *   `location` and `locationText` name the same database, schema included).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe } from "vitest";
-import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
+import {
+  openDatabase,
+  type StatementObserver,
+  type StoreDatabase,
+} from "../../packages/server/src/store/database.js";
 import type { DatabaseLocation } from "../../packages/server/src/store/location.js";
 import { migrateDatabase } from "../../packages/server/src/store/migrate.js";
+import { partitionBySubject } from "../../packages/server/src/store/partitions.js";
 
 export type TestDialect = "sqlite" | "postgres";
 
 export const postgresUrl: string | undefined = process.env["VERBATIM_PG_URL"] || undefined;
 
-export const testDialects: readonly TestDialect[] = ["sqlite", "postgres"];
+/**
+ * With `VERBATIM_TEST_PG_PARTITIONS=<N>`, every PostgreSQL database the tests migrate has its
+ * subject-owned tables hash-partitioned by subject into N partitions (the suite's second
+ * PostgreSQL pass in CI, docs/scale.md "Partitions").
+ */
+export const testPartitions: number | undefined =
+  Number(process.env["VERBATIM_TEST_PG_PARTITIONS"] ?? "") || undefined;
+
+/**
+ * The dialects the store tests run on: both, or those `VERBATIM_TEST_DIALECTS` names
+ * (`postgres` for the suite's partitioned PostgreSQL pass, docs/scale.md "Partitions").
+ */
+export const testDialects: readonly TestDialect[] = (["sqlite", "postgres"] as const).filter(
+  (dialect) =>
+    (process.env["VERBATIM_TEST_DIALECTS"] || "sqlite,postgres").split(",").includes(dialect),
+);
 
 let noticeShown = false;
 /** The notice (once per file) that PostgreSQL cases are skipped, naming the first of them. */
@@ -57,6 +77,20 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString("hex")}`;
 }
 
+/**
+ * With `VERBATIM_TEST_STATEMENT_LOG=<file>`, every database the tests open appends each distinct
+ * statement it runs to that file, one JSON string a line (to audit which statements name the
+ * subject: `node bin/run-ts.js scripts/statements-without-subject.ts <file>`).
+ */
+const statementLog = process.env["VERBATIM_TEST_STATEMENT_LOG"] || undefined;
+const loggedStatements = new Set<string>();
+function logStatement(text: string): void {
+  if (statementLog === undefined || loggedStatements.has(text)) return;
+  loggedStatements.add(text);
+  appendFileSync(statementLog, `${JSON.stringify(text)}\n`);
+}
+const sharedStatementOptions = statementLog === undefined ? {} : { onStatement: logStatement };
+
 export interface FreshDatabase {
   readonly database: StoreDatabase;
   readonly location: DatabaseLocation;
@@ -72,13 +106,27 @@ export interface FreshDatabase {
 /** Opens and migrates a fresh database of the dialect (PostgreSQL needs VERBATIM_PG_URL). */
 export async function freshDatabase(
   dialect: TestDialect,
-  options: { readonly migrate?: boolean } = {},
+  options: {
+    readonly migrate?: boolean;
+    /** Told every statement the database runs (besides VERBATIM_TEST_STATEMENT_LOG). */
+    readonly onStatement?: StatementObserver;
+  } = {},
 ): Promise<FreshDatabase> {
+  const own = options.onStatement;
+  const statementOptions =
+    own === undefined
+      ? sharedStatementOptions
+      : {
+          onStatement: (text: string, values?: readonly unknown[]) => {
+            own(text, values);
+            logStatement(text);
+          },
+        };
   if (dialect === "sqlite") {
     const folder = mkdtempSync(join(tmpdir(), "verbatim-store-"));
     const path = join(folder, "store.sqlite");
     const location: DatabaseLocation = { dialect: "sqlite", path };
-    const database = await openDatabase(location);
+    const database = await openDatabase(location, statementOptions);
     if (options.migrate !== false) await migrateDatabase(database);
     return {
       database,
@@ -95,8 +143,11 @@ export async function freshDatabase(
   const schema = uniqueName(`verbatim_test_${process.pid}`);
   await withAdminClient(url, (client) => client.query(`create schema ${schema}`));
   const location: DatabaseLocation = { dialect: "postgres", url, schema };
-  const database = await openDatabase(location, { poolSize: 4 });
-  if (options.migrate !== false) await migrateDatabase(database);
+  const database = await openDatabase(location, { poolSize: 4, ...statementOptions });
+  if (options.migrate !== false) {
+    await migrateDatabase(database);
+    if (testPartitions !== undefined) await partitionBySubject(database, testPartitions);
+  }
   const separator = url.includes("?") ? "&" : "?";
   return {
     database,

@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { openDatabase, type OpenDatabaseOptions, type StoreDatabase } from "../store/database.js";
 import { parseDatabaseLocation, type DatabaseLocation } from "../store/location.js";
 import { migrateDatabase } from "../store/migrate.js";
+import { partitionBySubject, partitionLine } from "../store/partitions.js";
 import { backfillLine, backfillRecordedHistory } from "../gateway/recording/backfill.js";
 import { retentionLine } from "../gateway/maintenance/retention.js";
 import { RollingRetention } from "../gateway/maintenance/rolling-retention.js";
@@ -105,6 +106,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   // Settings from the environment first: a typo stops the start before the database is touched.
   const trustedProxies = trustedProxiesFromEnv(env);
   const retentionDays = wholeNumberFromEnv(env, "VERBATIM_RETENTION_DAYS") ?? 0;
+  const partitions = wholeNumberFromEnv(env, "VERBATIM_PG_PARTITIONS");
   const postgres = postgresSettingsFromEnv(env);
   redisUrlFromEnv(env);
   const settings = {
@@ -156,6 +158,10 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const redisLimits = await redisLimitsFromEnv(env);
   try {
     await migrateDatabase(database);
+    if (partitions !== undefined) {
+      const { converted } = await partitionBySubject(database, partitions);
+      if (converted.length > 0) say(partitionLine(converted.length, partitions));
+    }
     // Conversations recorded before migration 0010 get their history written (once).
     const backfilled = await backfillRecordedHistory(database);
     if (backfilled.conversations > 0) {

@@ -17,6 +17,9 @@ export interface StoreDatabase {
   close(): Promise<void>;
 }
 
+/** Sees each statement's text (and, on PostgreSQL, its parameters) before it runs. */
+export type StatementObserver = (text: string, parameters?: readonly unknown[]) => void;
+
 export interface OpenDatabaseOptions {
   /** PostgreSQL: most connections the pool opens (default 10). */
   readonly poolSize?: number;
@@ -39,6 +42,11 @@ export interface OpenDatabaseOptions {
   readonly checkpointThread?: boolean;
   /** Told when the checkpoint thread fails (the connection then checkpoints by itself again). */
   readonly onCheckpointError?: (message: string) => void;
+  /**
+   * Told the text of every statement before it runs, and on PostgreSQL its parameters (tests
+   * audit which statements name the subject and read their plans, store/subject-keys.ts).
+   */
+  readonly onStatement?: StatementObserver;
 }
 
 /**
@@ -92,7 +100,9 @@ export async function openDatabase(
       throw unreachable(location, error);
     }
     const db = new Kysely<StoreSchema>({
-      dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+      dialect: new SqliteDialect({
+        database: withStatementCache(connection, options.onStatement),
+      }),
     });
     const checkpoints =
       options.checkpointThread === true && location.path !== ":memory:" && location.path !== ""
@@ -125,7 +135,7 @@ export async function openDatabase(
     );
   }
   const pool = new pg.Pool({
-    Client: options.preparedStatements === false ? StoreClient : PreparingStoreClient,
+    Client: storeClient(options.preparedStatements !== false, options.onStatement),
     connectionString: location.url,
     max: options.poolSize ?? 10,
     types: postgresTypes,
@@ -150,7 +160,29 @@ export async function openDatabase(
  * with `prepared`, SQL that has a statement name (src/store/prepared-statements.ts) runs as that
  * named prepared statement. Kysely calls `query(text, values)`; other calls pass through.
  */
-function storeClient(prepared: boolean): typeof pg.Client {
+function storeClient(
+  prepared: boolean,
+  onStatement: StatementObserver | undefined,
+): typeof pg.Client {
+  if (onStatement === undefined) return prepared ? PreparingStoreClient : StoreClient;
+  const told = onStatement;
+  return class extends (prepared ? PreparingStoreClient : StoreClient) {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+      (this as { query: unknown }).query = (...args: unknown[]): unknown => {
+        const [first, second] = args;
+        const given = typeof first === "string" ? undefined : (first as pg.QueryConfig | null);
+        const text = typeof first === "string" ? first : given?.text;
+        const values = Array.isArray(second) ? second : given?.values;
+        if (typeof text === "string") told(text, values);
+        return query(...args);
+      };
+    }
+  };
+}
+
+function statementClient(prepared: boolean): typeof pg.Client {
   return class extends pg.Client {
     constructor(config?: string | pg.ClientConfig) {
       super(config);
@@ -172,8 +204,8 @@ function storeClient(prepared: boolean): typeof pg.Client {
   };
 }
 
-const StoreClient = storeClient(false);
-const PreparingStoreClient = storeClient(true);
+const StoreClient = statementClient(false);
+const PreparingStoreClient = statementClient(true);
 
 const STATEMENT_CACHE_SIZE = 200;
 
@@ -183,13 +215,17 @@ const STATEMENT_CACHE_SIZE = 200;
  * statements of an append. The store's queries are few and fixed, so the cache stays small;
  * past its size, statements are prepared each time as before.
  */
-function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase {
+function withStatementCache(
+  connection: BetterSqlite3.Database,
+  onStatement: StatementObserver | undefined,
+): SqliteDatabase {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => {
       connection.close();
     },
     prepare: (text: string) => {
+      onStatement?.(text);
       let statement = cache.get(text);
       if (statement === undefined) {
         statement = connection.prepare(text);

@@ -34,6 +34,14 @@ export const storeCodes = [
       "The database holds a migration this version of verbatim does not know: it was written by a newer version.",
     remedy: "Upgrade verbatim to the version that wrote the database.",
   },
+  {
+    code: "store_partitions_invalid",
+    httpStatus: 400,
+    meaning:
+      "The partitions asked for cannot be made: not a whole number from 2 to 1024, a SQLite store, or tables split into another number of partitions already.",
+    remedy:
+      "Pass --partitions with the number the tables have (or a new one on a new PostgreSQL database); leave it out for SQLite.",
+  },
 ] as const satisfies readonly ErrorCodeDefinition[];
 
 declare module "verbatim-llm/core" {

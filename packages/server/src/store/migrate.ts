@@ -72,28 +72,64 @@ async function runPending(
     throw error;
   }
   const applied: string[] = [];
-  for (;;) {
-    await begin.execute(connection);
-    try {
-      const done = await appliedNames(connection);
-      checkKnown(database, done, migrations);
-      const next = migrations[done.length];
-      if (next === undefined) {
+  const sqlite = database.capabilities.dialect === "sqlite";
+  // SQLite reads the pragma only outside a transaction: turned off before the BEGIN of a
+  // migration that makes tables again, on again once it is committed or rolled back.
+  let foreignKeysOff = false;
+  try {
+    for (;;) {
+      await begin.execute(connection);
+      try {
+        const done = await appliedNames(connection);
+        checkKnown(database, done, migrations);
+        const next = migrations[done.length];
+        if (next === undefined) {
+          await sql`commit`.execute(connection);
+          return { applied, current: done };
+        }
+        if (sqlite && next.rebuildsTables === true && !foreignKeysOff) {
+          await sql`rollback`.execute(connection);
+          await sql`pragma foreign_keys = off`.execute(connection);
+          foreignKeysOff = true;
+          continue;
+        }
+        await next.up(connection as Kysely<unknown>, database.capabilities);
+        if (foreignKeysOff) await checkForeignKeys(connection, next.name);
+        await connection
+          .insertInto("verbatim_migrations")
+          .values({ name: next.name, applied_at: new Date().toISOString() })
+          .execute();
         await sql`commit`.execute(connection);
-        return { applied, current: done };
+        applied.push(next.name);
+      } catch (error) {
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        throw error;
       }
-      await next.up(connection as Kysely<unknown>, database.capabilities);
-      await connection
-        .insertInto("verbatim_migrations")
-        .values({ name: next.name, applied_at: new Date().toISOString() })
-        .execute();
-      await sql`commit`.execute(connection);
-      applied.push(next.name);
-    } catch (error) {
-      await sql`rollback`.execute(connection).catch(() => undefined);
-      throw error;
+      if (foreignKeysOff) {
+        await sql`pragma foreign_keys = on`.execute(connection);
+        foreignKeysOff = false;
+      }
     }
+  } finally {
+    if (foreignKeysOff) await sql`pragma foreign_keys = on`.execute(connection);
   }
+}
+
+/** SQLite: every foreign key holds after a migration that ran with them off. */
+async function checkForeignKeys(connection: Kysely<StoreSchema>, migration: string): Promise<void> {
+  const broken = await sql<{ table: string; parent: string }>`pragma foreign_key_check`.execute(
+    connection,
+  );
+  const first = broken.rows[0];
+  if (first === undefined) return;
+  throw new VerbatimError(
+    "store_migration_failed",
+    `migration "${migration}" left ${broken.rows.length} row(s) of ${first.table} without their ${first.parent} row`,
+    {
+      hint: "Nothing of the migration was kept; report it with the database's schema (sqlite3 .schema)",
+      details: { migration, table: first.table, parent: first.parent },
+    },
+  );
 }
 
 async function appliedNames(connection: Kysely<StoreSchema>): Promise<string[]> {

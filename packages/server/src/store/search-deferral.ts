@@ -4,7 +4,15 @@ import { sql, type Kysely } from "kysely";
 import type { StoreDatabase } from "./database.js";
 import type { StoreSchema } from "./schema.js";
 import { SEARCH_INDEXES } from "./search-indexes.js";
+import { ACROSS_SUBJECTS } from "./subject-keys.js";
 import { inTransaction } from "./transaction.js";
+
+/**
+ * Ends the statements on the indexed tables: a search index holds every subject's rows, so its
+ * upkeep (a deferral's start, the catch-up, the check) reads rowid ranges of the whole table,
+ * maintenance across subjects (store/subject-keys.ts).
+ */
+const ACROSS = sql.raw(ACROSS_SUBJECTS);
 
 /** How long a deferral holds without being renewed, and how often a running import renews it. */
 const LEASE_MS = 10 * 60_000;
@@ -103,7 +111,7 @@ export async function deferSearchIndex(database: StoreDatabase): Promise<SearchD
     for (const { table } of SEARCH_INDEXES) {
       const row = await sql<{
         last: number | null;
-      }>`select max(rowid) as last from ${sql.table(table)}`.execute(trx);
+      }>`select max(rowid) as last from ${sql.table(table)} ${ACROSS}`.execute(trx);
       const rowid = Number(row.rows[0]?.last ?? 0);
       await sql`insert into verbatim_search_deferrals (id, table_name, after_rowid, expires_at, owner)
         values (${`${id}/${table}`}, ${table}, ${rowid}, ${expiresAt()}, ${OWNER})`.execute(trx);
@@ -184,8 +192,11 @@ async function indexLeftOut(
   const search = SEARCH_INDEXES.find((entry) => entry.table === tableName);
   const t = sql.table(tableName);
   const end = Number(
-    (await sql<{ last: number | null }>`select max(rowid) as last from ${t}`.execute(database.db))
-      .rows[0]?.last ?? 0,
+    (
+      await sql<{
+        last: number | null;
+      }>`select max(rowid) as last from ${t} ${ACROSS}`.execute(database.db)
+    ).rows[0]?.last ?? 0,
   );
   let from = afterRowid;
   for (;;) {
@@ -205,9 +216,8 @@ async function indexLeftOut(
         const indexed = await sql`insert into ${sql.table(search.index)}(rowid, ${c})
         select rowid, ${c} from ${t}
         where rowid > ${from} and rowid <= ${to}
-          and not exists (select 1 from ${sql.table(`${search.index}_docsize`)} d where d.id = ${t}.rowid)`.execute(
-          trx,
-        );
+          and not exists (select 1 from ${sql.table(`${search.index}_docsize`)} d where d.id = ${t}.rowid)
+        ${ACROSS}`.execute(trx);
         report.rows += Number(indexed.numAffectedRows ?? 0);
         from = to;
         return false;
@@ -282,7 +292,7 @@ async function batchEnd(
     // By rowid range: the rows of the range the index holds already are skipped by the insert.
     const next = await sql<{ first: number | null }>`select min(rowid) as first from ${t}
       where rowid > ${from} and rowid <= ${end}
-        and not exists (select 1 from ${docsize} d where d.id = ${t}.rowid)`.execute(trx);
+        and not exists (select 1 from ${docsize} d where d.id = ${t}.rowid) ${ACROSS}`.execute(trx);
     const first = next.rows[0]?.first;
     return first == null ? undefined : Math.min(end, Number(first) - 1 + pace.rows);
   }
@@ -290,7 +300,7 @@ async function batchEnd(
       octet_length(${sql.ref(search.column)}) as size from ${t}
     where rowid > ${from} and rowid <= ${end}
       and not exists (select 1 from ${docsize} d where d.id = ${t}.rowid)
-    order by rowid limit ${pace.rows}`.execute(trx);
+    order by rowid limit ${pace.rows} ${ACROSS}`.execute(trx);
   let bytes = 0;
   let last: number | undefined;
   for (const row of rows.rows) {
@@ -368,9 +378,8 @@ export async function checkSearchIndex(
     const counts = await sql<{ rows: number; indexed: number; deferrals: number }>`select
       (select count(*) from ${sql.table(table)}) as rows,
       (select count(*) from ${sql.table(`${index}_docsize`)}) as indexed,
-      (select count(*) from verbatim_search_deferrals where table_name = ${table}) as deferrals`.execute(
-      database.db,
-    );
+      (select count(*) from verbatim_search_deferrals where table_name = ${table}) as deferrals
+      ${ACROSS}`.execute(database.db);
     const row = counts.rows[0];
     const deferrals = Number(row?.deferrals ?? 0);
     // Against the table's rows when no deferral leaves rows out; the index alone otherwise.

@@ -75,8 +75,9 @@ export const commandEntries: readonly CommandEntry[] = [
   },
   {
     words: ["db", "migrate"],
-    usage: "--db <sqlite path | postgres url> [--json]",
-    summary: "Create or upgrade the gateway store's tables (SQLite file or PostgreSQL database).",
+    usage: "--db <sqlite path | postgres url> [--partitions N] [--json]",
+    summary:
+      "Create or upgrade the gateway store's tables (SQLite file or PostgreSQL database); --partitions N hash-partitions PostgreSQL's subject-owned tables by subject.",
     load: async () => await loadServerCommand("db migrate"),
   },
   {

@@ -85,9 +85,13 @@ async function trajectoryOf(
   };
 }
 
-/** A job's change mark as the console gives it: short, for a query string. */
-export async function changeMarkOf(database: StoreDatabase, jobId: string): Promise<string> {
-  const text = (await jobChangeMark(database.db, jobId)) ?? "";
+/** A job's change mark as the console gives it, of its owner: short, for a query string. */
+export async function changeMarkOf(
+  database: StoreDatabase,
+  owner: string,
+  jobId: string,
+): Promise<string> {
+  const text = (await jobChangeMark(database.db, jobId, owner)) ?? "";
   return createHash("sha256").update(text).digest("base64url").slice(0, 22);
 }
 
@@ -102,7 +106,7 @@ export async function buildJobPage(
   request: JobPageRequest,
 ): Promise<Buffer> {
   // Read before the rows: a change between the two reads is seen by the next poll.
-  const changeMark = await changeMarkOf(database, request.jobId);
+  const changeMark = await changeMarkOf(database, request.owner, request.jobId);
   const stored = await jobs.readTrajectory(request.owner, request.jobId);
   const rowsByTurn = new Map<string, StoredTurnItem[]>();
   for (const row of stored.rows) {

@@ -35,8 +35,13 @@ export function snippetOf(json: string, query: string): string {
 export interface SearchQuery {
   readonly query: string;
   readonly limit: number;
-  /** next_cursor of the previous page; none for the first. */
+  /**
+   * next_cursor of the previous page; none for the first. It holds the last match's key alone,
+   * like the lists' cursors: it continues the search given with the same query and subject.
+   */
   readonly cursor?: string | undefined;
+  /** Only this subject's messages and items (its uid, exactly); none: every subject's. */
+  readonly subjectUid?: string | undefined;
 }
 
 /** A match as the console answers it: a message of a conversation, or an item of a job. */
@@ -58,19 +63,20 @@ export interface SearchPage {
 }
 
 /**
- * Full-text search across every conversation's messages and every job's items (docs/console.md,
- * "Search"), newest first, paged.
+ * Full-text search across every conversation's messages and every job's items, or one
+ * subject's (docs/console.md, "Search"), newest first, paged.
  */
 export async function searchMessagesAndItems(
   database: StoreDatabase,
   search: SearchQuery,
 ): Promise<SearchPage> {
-  const { query, limit } = search;
+  const { query, limit, subjectUid } = search;
   const key = decodeKeyCursor(search.cursor, 4);
   const rows = await searchConsole(database.db, database.capabilities, {
     query,
     limit: limit + 1,
     after: key === undefined ? undefined : ([key[0], key[1], key[2], key[3]] as SearchKey),
+    subjectUid,
   });
   const last = rows[limit - 1];
   return {

@@ -182,15 +182,16 @@ export class ConsoleService {
   async conversationPage(query: ConversationPageQuery): Promise<Buffer> {
     const { conversationId: id, view, limit, wait } = query;
     const database = this.#database;
+    // The operator gives the id alone: its owner first, and every read after names it.
     const subject = await conversationOwner(database, id);
     if (subject === undefined) throw conversationNotFound(id);
     let anchor = query.anchor ?? null;
     if (anchor === null && view === "model-visible")
-      anchor = (await latestMessageId(database, id)) ?? null;
+      anchor = (await latestMessageId(database, subject, id)) ?? null;
     const offset = decodeCursor(query.cursor);
     if (anchor === null && wait !== undefined && wait.ms > 0) {
       const count = offset + wait.forMoreThan;
-      await waitForNews(async () => (await countMessages(database, id)) > count, wait);
+      await waitForNews(async () => (await countMessages(database, subject, id)) > count, wait);
     }
     return this.pages.conversationPage({
       conversationId: id,
@@ -241,7 +242,10 @@ export class ConsoleService {
       });
     }
     if (wait !== undefined && wait.ms > 0) {
-      await waitForNews(async () => (await changeMarkOf(database, id)) !== wait.forChange, wait);
+      await waitForNews(
+        async () => (await changeMarkOf(database, owner, id)) !== wait.forChange,
+        wait,
+      );
     }
     return this.pages.jobPage({
       jobId: id,

@@ -1,7 +1,8 @@
 import { VerbatimError } from "verbatim-llm/core";
 import { openDatabase, type OpenDatabaseOptions } from "../../store/database.js";
 import type { DatabaseLocation } from "../../store/location.js";
-import { readRecordedCall, recordedRequest, recordedResponse } from "../recording/call-bytes.js";
+import { findRecordedCall } from "../../store/repositories/recorded-calls.js";
+import { recordedRequest, recordedResponse } from "../recording/call-bytes.js";
 
 /**
  * A recorded call's request or response body, byte for byte (`verbatim export --call ID --raw`);
@@ -17,8 +18,9 @@ export async function exportRecordedBody(options: {
 }): Promise<Buffer> {
   const database = await openDatabase(options.location, { ...options.open, poolSize: 1 });
   try {
-    const row = await readRecordedCall(database, options.id);
-    if (row.subject_uid !== options.subject) {
+    // Read as the subject's: another subject's call is not found, as a missing one.
+    const row = await findRecordedCall(database.db, options.subject, options.id);
+    if (row === undefined) {
       throw new VerbatimError("resource_not_found", `no recorded call ${options.id}`, {
         where: options.id,
         hint: `The call is not one of ${options.subject}'s: name the subject that made it`,

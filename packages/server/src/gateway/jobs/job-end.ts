@@ -13,7 +13,7 @@ import {
   insertWakeEvent,
 } from "../../store/repositories/background-job-wake-events.js";
 import { inTransaction } from "../../store/transaction.js";
-import { checkStoredText, idSchema, parseOrThrow } from "../validation/checks.js";
+import { checkStoredText, idSchema, parseOrThrow, subjectSchema } from "../validation/checks.js";
 import type { StoreSchema } from "../../store/schema.js";
 import { newId } from "../ids.js";
 import { jobFromRow, wakeEventFromRow } from "./job-rows.js";
@@ -69,22 +69,30 @@ export interface WakeClaim {
   readonly consumer: string;
   /** At most this many events (default 100, at most 1000). */
   readonly limit?: number;
-  /** Only events for this conversation. */
+  /** Only events for this conversation (of the subject). */
   readonly conversationId?: string;
 }
 
-/** Claims unclaimed wake events, oldest first, each exactly once across consumers (B11). */
+/**
+ * Claims the subject's unclaimed wake events (optionally one conversation's), oldest first,
+ * each exactly once across consumers (B11). A claim is one subject's, never every subject's:
+ * whoever wakes a conversation knows whose it is, and a per-subject claim stays on the one
+ * partition that holds the subject's events (store/subject-keys.ts).
+ */
 export async function claimWakeEvents(
   database: StoreDatabase,
+  subjectUid: string,
   input: WakeClaim,
   now: string,
 ): Promise<WakeEvent[]> {
+  const subject = parseOrThrow(subjectSchema, subjectUid, "subjectUid");
   const consumer = parseOrThrow(idSchema, input.consumer, "consumer");
   checkStoredText(consumer, "consumer");
   if (input.conversationId !== undefined && !isStorableText(input.conversationId)) return [];
   const limit = parseOrThrow(z.int().min(1).max(1000), input.limit ?? 100, "limit");
   const rows = await inTransaction(database, (db) =>
     claimWakeEventRows(db, database.capabilities, {
+      subjectUid: subject,
       consumer,
       limit,
       now,

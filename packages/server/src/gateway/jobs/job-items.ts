@@ -11,7 +11,6 @@ import {
 import { trajectoryItemSchema, type TrajectoryItem, type Sanitizer } from "verbatim-llm/trajectory";
 import { isClientItemKey, itemKeySchema } from "verbatim-llm/internal";
 import { checkStoredText, parseOrThrow } from "../validation/checks.js";
-import { notFound } from "./job-errors.js";
 import type { TurnItemInput } from "./job-types.js";
 
 /** Limits on one append (docs/store.md). */
@@ -97,9 +96,10 @@ function conflict(itemKey: string, where: string): VerbatimError {
 }
 
 /**
- * Which prepared items the turn already holds (the same: fine; different: conflict). Rows of
- * another subject's turn are `job_not_found`, decided before any item is compared, so a caller
- * learns nothing of a turn that is not its own (the answer is that of a missing turn).
+ * Which prepared items the subject's turn already holds (the same: fine; different: conflict).
+ * The lookup names the subject, so another subject's turn holds nothing here and no item of it
+ * is ever compared: its items all look fresh, and the write that follows finds no running turn
+ * of the subject and answers `job_not_found`, as for a missing turn (no oracle).
  */
 export async function splitExisting(
   db: Kysely<StoreSchema>,
@@ -110,10 +110,10 @@ export async function splitExisting(
 ): Promise<{ existing: Map<string, TurnItemRow>; fresh: PreparedItem[] }> {
   const rows = await findTurnItemsByKey(
     db,
+    subjectUid,
     turnId,
     items.map((item) => item.itemKey),
   );
-  if (rows.some((row) => row.subject_uid !== subjectUid)) throw notFound("turn", turnId);
   const existing = new Map(rows.map((row) => [row.item_key, row]));
   const fresh: PreparedItem[] = [];
   items.forEach((item, index) => {
@@ -179,8 +179,8 @@ export function inInputOrder(
  * takes its row lock and moves `item_count` on by the number of items, returning the turn as
  * it now is), then the items are inserted at the positions that frees. Undefined when the
  * turn does not exist for the subject or is not running (nothing written). A concurrent
- * append of the same new key makes the insert hit the (turn_id, item_key) unique index: the
- * caller retries the transaction, which then finds the stored item.
+ * append of the same new key makes the insert hit the (subject_uid, turn_id, item_key) unique
+ * key: the caller retries the transaction, which then finds the stored item.
  */
 export async function reserveAndAppend(
   db: Kysely<StoreSchema>,

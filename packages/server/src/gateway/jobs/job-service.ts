@@ -325,10 +325,11 @@ export class BackgroundAgentJobs {
   }
 
   /**
-   * Claims up to `limit` unclaimed wake events for `consumer`: each event is claimed exactly
-   * once, however many consumers claim at the same time (B11).
+   * Claims up to `limit` of the subject's unclaimed wake events (optionally one conversation's)
+   * for `consumer`: each event is claimed exactly once, however many consumers claim at the same
+   * time (B11).
    */
-  async claimWakeEvents(input: WakeClaim): Promise<WakeEvent[]> {
-    return claimWakeEvents(this.database, input, this.#time());
+  async claimWakeEvents(subjectUid: string, input: WakeClaim): Promise<WakeEvent[]> {
+    return claimWakeEvents(this.database, subjectUid, input, this.#time());
   }
 }

@@ -94,6 +94,7 @@ describeEachDialect("background agent jobs: items", (getDatabase) => {
     const raw = await getDatabase()
       .db.selectFrom("background_agent_job_turn_items")
       .select("item")
+      .where("subject_uid", "=", subject)
       .where("turn_id", "=", turn.id)
       .execute();
     expect(raw[0]?.item).not.toContain(secret);
@@ -131,6 +132,7 @@ describeEachDialect("background agent jobs: items", (getDatabase) => {
     const before = await getDatabase()
       .db.selectFrom("background_agent_job_turn_items")
       .selectAll()
+      .where("subject_uid", "=", subject)
       .where("turn_id", "=", turn.id)
       .orderBy("position")
       .execute();
@@ -157,6 +159,7 @@ describeEachDialect("background agent jobs: items", (getDatabase) => {
     const after = await getDatabase()
       .db.selectFrom("background_agent_job_turn_items")
       .selectAll()
+      .where("subject_uid", "=", subject)
       .where("turn_id", "=", turn.id)
       .orderBy("position")
       .execute();

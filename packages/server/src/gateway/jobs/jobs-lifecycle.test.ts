@@ -20,7 +20,7 @@ describeEachDialect("background agent jobs: lifecycle and wake events", (getData
     await expect(jobs.startAttempt(subject, job.id)).rejects.toMatchObject({
       code: "job_retry_budget_exhausted",
     });
-    const events = await jobs.claimWakeEvents({
+    const events = await jobs.claimWakeEvents(subject, {
       consumer: uniqueName("consumer"),
       conversationId: job.conversationId,
     });
@@ -50,7 +50,10 @@ describeEachDialect("background agent jobs: lifecycle and wake events", (getData
     });
     const claims = await Promise.all(
       Array.from({ length: 6 }, (_, index) =>
-        jobs.claimWakeEvents({ consumer: `consumer-${index}`, conversationId: job.conversationId }),
+        jobs.claimWakeEvents(subject, {
+          consumer: `consumer-${index}`,
+          conversationId: job.conversationId,
+        }),
       ),
     );
     const claimed = claims.flat();
@@ -69,7 +72,7 @@ describeEachDialect("background agent jobs: lifecycle and wake events", (getData
     // The wake event carries the result, never the trajectory.
     expect(JSON.stringify(claimed[0]?.payload)).not.toContain("working");
     expect(
-      await jobs.claimWakeEvents({ consumer: "late", conversationId: job.conversationId }),
+      await jobs.claimWakeEvents(subject, { consumer: "late", conversationId: job.conversationId }),
     ).toEqual([]);
   });
 
@@ -92,10 +95,14 @@ describeEachDialect("background agent jobs: lifecycle and wake events", (getData
     );
     const claims = await Promise.all(
       Array.from({ length: 5 }, (_, index) =>
-        jobs.claimWakeEvents({ consumer: `c${index}`, limit: 3, conversationId }),
+        jobs.claimWakeEvents(subject, { consumer: `c${index}`, limit: 3, conversationId }),
       ),
     );
-    const rest = await jobs.claimWakeEvents({ consumer: "sweeper", conversationId, limit: 1000 });
+    const rest = await jobs.claimWakeEvents(subject, {
+      consumer: "sweeper",
+      conversationId,
+      limit: 1000,
+    });
     const all = [...claims.flat(), ...rest].map((event) => event.jobId);
     expect([...all].sort()).toEqual([...ids].sort());
     if (dialect === "postgres") expect(claims.flat()).toHaveLength(15);
@@ -166,7 +173,7 @@ describeEachDialect("background agent jobs: lifecycle and wake events", (getData
       { item_key: "client:more", item: { type: "user_message", text: "more" } },
     ]);
     await jobs.completeJob(subject, job.id, "done");
-    await jobs.claimWakeEvents({ consumer: "c", conversationId: job.conversationId });
+    await jobs.claimWakeEvents(subject, { consumer: "c", conversationId: job.conversationId });
     await jobs.chatmlTrajectory(subject, job.id);
 
     expect(writes.length).toBeGreaterThan(10);

@@ -145,6 +145,7 @@ async function flattenDependents(
     const ranges = await reader.requestRanges(row);
     await setFlatRequestManifest(
       db,
+      subjectUid,
       row.id,
       encodeManifest({ kind: "flat", length: lengthOf(ranges), ranges }),
     );
@@ -204,7 +205,10 @@ async function sweepPieces(
     const unused = new Set(candidates);
     let page = "";
     for (;;) {
-      const rows = await manifestsOf(database.db, subjectUid, { after: page, limit: PAGE });
+      const rows = await manifestsOf(database.db, database.capabilities, subjectUid, {
+        after: page,
+        limit: PAGE,
+      });
       if (rows.length === 0) break;
       page = rows[rows.length - 1]?.id ?? page;
       for (const row of rows) for (const piece of piecesNamed(row)) unused.delete(piece);
@@ -217,7 +221,7 @@ async function sweepPieces(
         database,
         async (db) => {
           await lockPieces(db, database.capabilities, subjectUid, [...slice]);
-          for (const row of await manifestsOf(db, subjectUid, { since })) {
+          for (const row of await manifestsOf(db, database.capabilities, subjectUid, { since })) {
             for (const piece of piecesNamed(row)) slice.delete(piece);
           }
           return deletePieces(db, subjectUid, [...slice]);
@@ -264,7 +268,10 @@ async function sweepPacks(
     };
     let page = "";
     for (;;) {
-      const rows = await manifestsOf(database.db, subjectUid, { after: page, limit: PAGE });
+      const rows = await manifestsOf(database.db, database.capabilities, subjectUid, {
+        after: page,
+        limit: PAGE,
+      });
       if (rows.length === 0) break;
       page = rows[rows.length - 1]?.id ?? page;
       for (const row of rows) weigh(row);
@@ -277,7 +284,8 @@ async function sweepPacks(
         async (db) => {
           const slice = ids.slice(start, start + PAGE);
           const locked = await lockPacks(db, database.capabilities, subjectUid, slice, "update");
-          for (const row of await manifestsOf(db, subjectUid, { since })) weigh(row);
+          for (const row of await manifestsOf(db, database.capabilities, subjectUid, { since }))
+            weigh(row);
           const gone = locked.filter((id) => unused.has(id));
           const pieceIds = gone.flatMap((id) => piecesOfPack.get(id) ?? []);
           return deletePacks(db, subjectUid, gone, pieceIds);

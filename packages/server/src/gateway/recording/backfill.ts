@@ -108,7 +108,11 @@ async function backfillConversation(
     nodes.set(node.prefix_sha256, node);
   let written = 0;
   const reader = new BodyReader(db);
-  for (const row of await listCallsOfConversation(db, pending.conversation_id)) {
+  for (const row of await listCallsOfConversation(
+    db,
+    pending.subject_uid,
+    pending.conversation_id,
+  )) {
     if (row.subject_uid !== pending.subject_uid) continue;
     const { format, messages, answer } = await readCall(row, reader);
     const path = row.message_count === 0 ? [] : pathOf(nodes, row);

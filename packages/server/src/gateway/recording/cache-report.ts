@@ -1,4 +1,5 @@
 import type { StoreDatabase } from "../../store/index.js";
+import { conversationOwner } from "../../store/repositories/console-queries.js";
 import {
   findCallsById,
   listCallsOfConversation,
@@ -26,30 +27,37 @@ export interface ConversationCacheReport {
   readonly calls: readonly CallCacheEntry[];
 }
 
+/** The calls and the previous calls they name (each its own subject's call), by id. */
 async function withPrevious(
   database: StoreDatabase,
   calls: readonly RecordedCallRow[],
 ): Promise<Map<string, RecordedCallRow>> {
   const byId = new Map(calls.map((call) => [call.id, call]));
-  const missing = [
-    ...new Set(
-      calls.flatMap((call) =>
-        call.previous_call_id !== null && !byId.has(call.previous_call_id)
-          ? [call.previous_call_id]
-          : [],
-      ),
-    ),
-  ];
-  for (const row of await findCallsById(database.db, missing)) byId.set(row.id, row);
+  const missing = new Map<string, Set<string>>();
+  for (const call of calls) {
+    if (call.previous_call_id === null || byId.has(call.previous_call_id)) continue;
+    const ids = missing.get(call.subject_uid) ?? new Set<string>();
+    ids.add(call.previous_call_id);
+    missing.set(call.subject_uid, ids);
+  }
+  for (const [subjectUid, ids] of missing) {
+    for (const row of await findCallsById(database.db, subjectUid, [...ids])) byId.set(row.id, row);
+  }
   return byId;
 }
 
-/** The report of one conversation; undefined when it has no recorded call. */
+/**
+ * The report of one conversation; undefined when it has no recorded call. Without its subject
+ * (the operator's route, given the id alone) the conversation's owner is found first.
+ */
 export async function conversationCacheReport(
   database: StoreDatabase,
   conversationId: string,
+  subjectUid?: string,
 ): Promise<ConversationCacheReport | undefined> {
-  const calls = await listCallsOfConversation(database.db, conversationId);
+  const owner = subjectUid ?? (await conversationOwner(database, conversationId));
+  if (owner === undefined) return undefined;
+  const calls = await listCallsOfConversation(database.db, owner, conversationId);
   const first = calls[0];
   if (first === undefined) return undefined;
   const entries = await cacheEntries(

@@ -1,6 +1,10 @@
 import { VerbatimError } from "verbatim-llm/core";
 import type { StoreDatabase } from "../../store/database.js";
-import { findRecordedCall, type RecordedCallRow } from "../../store/repositories/recorded-calls.js";
+import {
+  findRecordedCall,
+  findRecordedCallOwner,
+  type RecordedCallRow,
+} from "../../store/repositories/recorded-calls.js";
 import { BodyReader } from "./bodies/body-reader.js";
 import type { BodyReadCache } from "./bodies/read-cache.js";
 
@@ -71,12 +75,17 @@ export function recordedCallPath(id: string): string {
   return `/ai-gateway/recorded-calls/${encodeURIComponent(id)}`;
 }
 
-/** A recorded call by id; `resource_not_found` when there is none. */
+/**
+ * A recorded call by id, for the operator's routes (given the id alone): its owner found first
+ * (one lookup across subjects), then the call read naming it; `resource_not_found` when there
+ * is none.
+ */
 export async function readRecordedCall(
   database: StoreDatabase,
   id: string,
 ): Promise<RecordedCallRow> {
-  const row = await findRecordedCall(database.db, id);
+  const owner = await findRecordedCallOwner(database.db, id);
+  const row = owner === undefined ? undefined : await findRecordedCall(database.db, owner, id);
   if (row === undefined) {
     throw new VerbatimError("resource_not_found", `no recorded call ${id}`, {
       where: id,

@@ -341,11 +341,13 @@ export class RecordedCalls {
         // The oldest first, this process's own calls included (kept in another order than
         // their commits came back, or queued behind this subject's job).
         const next = ids.find((id) => id === own || !this.#failed.has(id));
-        if (next === undefined) return await this.#placedElsewhere(own);
+        if (next === undefined) return await this.#placedElsewhere(subjectUid, own);
         try {
           const local = this.#pending.get(next);
           const row =
-            local === undefined ? await findRecordedCall(this.database.db, next) : undefined;
+            local === undefined
+              ? await findRecordedCall(this.database.db, subjectUid, next)
+              : undefined;
           const call =
             local ??
             (row === undefined
@@ -355,7 +357,7 @@ export class RecordedCalls {
             call === undefined
               ? undefined
               : await placeInSlices(this.database, this.#placement, call);
-          if (next === own) return result ?? (await this.#placedElsewhere(own));
+          if (next === own) return result ?? (await this.#placedElsewhere(subjectUid, own));
         } catch (error) {
           if (next === own) throw error;
           this.#failed.add(next);
@@ -368,8 +370,12 @@ export class RecordedCalls {
   }
 
   /** The result of a call another process placed (its answer's message is not looked up). */
-  async #placedElsewhere(id: string | undefined): Promise<RecordedCallResult | undefined> {
-    const row = id === undefined ? undefined : await findRecordedCall(this.database.db, id);
+  async #placedElsewhere(
+    subjectUid: string,
+    id: string | undefined,
+  ): Promise<RecordedCallResult | undefined> {
+    const row =
+      id === undefined ? undefined : await findRecordedCall(this.database.db, subjectUid, id);
     if (row === undefined) return undefined;
     return {
       callId: row.id,

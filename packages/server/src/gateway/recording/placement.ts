@@ -140,7 +140,7 @@ export async function placeSlice(
   limits: SliceLimits,
 ): Promise<SliceOutcome> {
   const { call, hashes } = placing;
-  const state = await findPlacingState(db, call.id);
+  const state = await findPlacingState(db, call.subjectUid, call.id);
   if (state === undefined || state.conversation_id !== "") return "elsewhere";
   const { node: deepest, takeOver } = await continuation(db, placing, state);
   const from = deepest === undefined ? 0 : deepest.position + 1;
@@ -183,10 +183,11 @@ export async function placeSlice(
   );
   placing.placed = until;
   if (!last) {
-    if (from === start.matchedCount) await keepMatchedCount(db, call.id, start.matchedCount);
+    if (from === start.matchedCount)
+      await keepMatchedCount(db, call.subjectUid, call.id, start.matchedCount);
     return "more";
   }
-  await placeRecordedCall(db, call.id, {
+  await placeRecordedCall(db, call.subjectUid, call.id, {
     conversation_id: conversationId,
     tip_prefix_sha256: hashes[hashes.length - 1] ?? "",
     message_count: hashes.length,

@@ -68,8 +68,8 @@ describeEachDialect("response leases", (getDatabase) => {
     const kept = await startLeased(store, subject, 50, leases.holder);
     const ended = await startLeased(store, subject, 50, leases.holder);
     const lost: string[] = [];
-    leases.hold(kept.id, () => lost.push(kept.id));
-    leases.hold(ended.id, () => lost.push(ended.id));
+    leases.hold(subject, kept.id, () => lost.push(kept.id));
+    leases.hold(subject, ended.id, () => lost.push(ended.id));
     await store.finishMessage(subject, ended.id, { status: "cancelled" });
     await leases.renew();
     expect(lost).toEqual([ended.id]);
@@ -118,7 +118,7 @@ describeEachDialect("response leases", (getDatabase) => {
     const one = await startLeased(store, subject, 60_000, leases.holder);
     ids.push(one.id);
     const lost: string[] = [];
-    for (const id of ids) leases.hold(id, () => lost.push(id));
+    for (const id of ids) leases.hold(subject, id, () => lost.push(id));
     await leases.renew();
     expect(lost).toHaveLength(1005);
     expect(lost).not.toContain(one.id);
@@ -135,8 +135,8 @@ describeEachDialect("response leases", (getDatabase) => {
     // Another server's: held there, never renewed here.
     const other = await startLeased(ours, subject, 1, theirs.holder);
     const lost: string[] = [];
-    leases.hold(held.id, () => lost.push(held.id));
-    leases.hold(stuck.id, () => lost.push(stuck.id));
+    leases.hold(subject, held.id, () => lost.push(held.id));
+    leases.hold(subject, stuck.id, () => lost.push(stuck.id));
     // Its answer ended but its end could not be written: the row stays in_progress.
     leases.release(stuck.id);
     await new Promise((resolve) => setTimeout(resolve, 5));

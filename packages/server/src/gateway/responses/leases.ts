@@ -33,12 +33,13 @@ export interface ResponseLeaseOptions {
 
 /**
  * The leases of the in_progress responses one server answers. Every third of a lease the server
- * renews all its leases in one statement, by its holder id (docs/scale.md, "N servers on one
- * database"); a server that dies renews nothing, so its responses' leases run out. Every server
- * (at start and then every third of a lease) ends the responses whose lease ran out, a bounded
- * batch at a time, each claimed so that no two servers end the same one: `incomplete`, stop
- * reason `server_interrupted`, their content as it was written. A held response whose row is no
- * longer in_progress (cancelled or ended by another server) is reported lost, so its answer stops.
+ * renews all its leases in one statement, by its holder id and the subjects it holds them for
+ * (docs/scale.md, "N servers on one database"); a server that dies renews nothing, so its
+ * responses' leases run out. Every server (at start and then every third of a lease) ends the
+ * responses whose lease ran out, a bounded batch at a time, each claimed so that no two servers
+ * end the same one: `incomplete`, stop reason `server_interrupted`, their content as it was
+ * written. A held response whose row is no longer in_progress (cancelled or ended by another
+ * server) is reported lost, so its answer stops.
  */
 export class ResponseLeases {
   readonly leaseMilliseconds: number;
@@ -47,9 +48,13 @@ export class ResponseLeases {
   readonly #database: StoreDatabase;
   readonly #now: () => Date;
   #onError: (error: unknown) => void = () => undefined;
-  readonly #held = new Map<string, () => void>();
-  /** Released since the last renewal: a row of them still in_progress is let run out. */
-  readonly #released = new Set<string>();
+  /** The responses held, by id: their subject (each renewal names it) and what runs if lost. */
+  readonly #held = new Map<string, { readonly subject: string; readonly onLost: () => void }>();
+  /**
+   * Released since the last renewal, by id, with their subject: a row of them still in_progress
+   * is let run out.
+   */
+  readonly #released = new Map<string, string>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #round: Promise<void> | undefined;
 
@@ -60,23 +65,28 @@ export class ResponseLeases {
     this.#now = options.now ?? (() => new Date());
   }
 
-  /** Renews the lease of `messageId` until `release`; `onLost` runs if it is ended elsewhere. */
-  hold(messageId: string, onLost: () => void): void {
-    this.#held.set(messageId, onLost);
+  /**
+   * Renews the lease of the subject's `messageId` until `release`; `onLost` runs if it is ended
+   * elsewhere.
+   */
+  hold(subject: string, messageId: string, onLost: () => void): void {
+    this.#held.set(messageId, { subject, onLost });
   }
 
   release(messageId: string): void {
+    const held = this.#held.get(messageId);
+    if (held === undefined) return;
+    this.#held.delete(messageId);
     // Bounded: without renewals (a store used without `start`) nothing empties it.
-    if (this.#held.delete(messageId) && this.#released.size < RELEASED_AT_MOST) {
-      this.#released.add(messageId);
-    }
+    if (this.#released.size < RELEASED_AT_MOST) this.#released.set(messageId, held.subject);
   }
 
   /**
-   * Renews every lease of this holder (one statement); a held response no longer in_progress is
-   * released as lost. A row renewed that was released (its end could not be written) gets its
-   * lease run out, so reconciliation ends it. A row renewed that is neither held nor released
-   * is one just written whose hold comes next: renewing it is right.
+   * Renews every lease of this holder for the subjects it holds or released (one statement per
+   * 500 subjects); a held response no longer in_progress is released as lost. A row renewed
+   * that was released (its end could not be written) gets its lease run out, so reconciliation
+   * ends it. A row renewed that is neither held nor released is one just written whose hold
+   * comes next: renewing it is right.
    */
   async renew(): Promise<void> {
     const released = [...this.#released];
@@ -84,10 +94,26 @@ export class ResponseLeases {
     if (this.#held.size === 0 && released.length === 0) return;
     const now = this.#now();
     const expiresAt = new Date(now.getTime() + this.leaseMilliseconds).toISOString();
-    const renewed = await renewHolderLeases(this.#database.db, this.holder, expiresAt);
-    const ended = released.filter((id) => renewed.has(id) && !this.#held.has(id));
-    await expireHolderLeases(this.#database.db, this.holder, ended, now.toISOString());
-    for (const [id, onLost] of [...this.#held]) {
+    const subjects = new Set(released.map(([, subject]) => subject));
+    for (const { subject } of this.#held.values()) subjects.add(subject);
+    const renewed = await renewHolderLeases(
+      this.#database.db,
+      this.holder,
+      [...subjects],
+      expiresAt,
+    );
+    // The released rows to let run out, by subject (rare: their end could not be written).
+    const ended = new Map<string, string[]>();
+    for (const [id, subject] of released) {
+      if (!renewed.has(id) || this.#held.has(id)) continue;
+      const ids = ended.get(subject);
+      if (ids === undefined) ended.set(subject, [id]);
+      else ids.push(id);
+    }
+    for (const [subject, ids] of ended) {
+      await expireHolderLeases(this.#database.db, this.holder, subject, ids, now.toISOString());
+    }
+    for (const [id, { onLost }] of [...this.#held]) {
       if (renewed.has(id)) continue;
       this.#held.delete(id);
       onLost();

@@ -115,7 +115,7 @@ export class ResponsesService {
     let markFinished = () => undefined as void;
     const finished = new Promise<void>((resolve) => (markFinished = resolve));
     this.#running.set(output.id, { subject, stop: (cause) => call.stop(cause), finished });
-    this.leases.hold(output.id, () => call.stop("lost"));
+    this.leases.hold(subject, output.id, () => call.stop("lost"));
     const run = async (): Promise<ResponseObject> => {
       try {
         return await this.#streamToEnd(subject, plan, call, output, chain, sink);

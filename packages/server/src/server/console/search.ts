@@ -3,10 +3,11 @@ import { z } from "zod";
 import { isStorableText } from "verbatim-llm/internal";
 import type { ConsoleService } from "../../gateway/console/service.js";
 import { errorReplySchema } from "../errors.js";
+import { listQuerySchema } from "./paging.js";
 
 /**
- * Console: full-text search across every conversation's messages and every job's items
- * (docs/console.md, "Search"), newest first, paged.
+ * Console: full-text search across every conversation's messages and every job's items, or one
+ * subject's (docs/console.md, "Search"), newest first, paged.
  */
 const searchQuerySchema = z.object({
   q: z
@@ -20,13 +21,17 @@ const searchQuerySchema = z.object({
     .describe(
       "The text to find: a case-insensitive substring of a message's content or an item (any script, emoji included).",
     ),
+  // The lists' subject filter, validated the same way (the same 400 when it is no subject).
+  subject_uid: listQuerySchema.shape.subject_uid.describe(
+    "Only this subject's messages and items (its uid, exactly).",
+  ),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z
     .string()
     .max(2048)
     .optional()
     .describe(
-      "next_cursor of the previous page: where the next one starts (by key, at any depth).",
+      "next_cursor of the previous page: where the next one starts (by key, at any depth). Pass it with the same q and subject_uid.",
     ),
 });
 
@@ -55,7 +60,7 @@ export function registerSearchConsoleRoutes(app: FastifyInstance, service: Conso
     {
       schema: {
         summary:
-          "Full-text search across conversations' messages and jobs' items, newest first, paged",
+          "Full-text search across conversations' messages and jobs' items (optionally of one subject), newest first, paged",
         tags: ["console"],
         security: [{ operatorToken: [] }],
         querystring: searchQuerySchema,
@@ -63,8 +68,8 @@ export function registerSearchConsoleRoutes(app: FastifyInstance, service: Conso
       },
     },
     async (request) => {
-      const { q, limit, cursor } = request.query;
-      return service.search({ query: q, limit, cursor });
+      const { q, subject_uid, limit, cursor } = request.query;
+      return service.search({ query: q, subjectUid: subject_uid, limit, cursor });
     },
   );
 }

@@ -282,7 +282,7 @@ export function registerJobCallerRoutes(
       const { conversation_id, consumer, limit } = request.body;
       // Scoping: the conversation must be this subject's (404 otherwise, like a missing one).
       await store.getConversation(request.subjectUid, conversation_id);
-      const events = await jobs.claimWakeEvents({
+      const events = await jobs.claimWakeEvents(request.subjectUid, {
         consumer,
         limit,
         conversationId: conversation_id,

@@ -18,6 +18,7 @@ import { consoleListsAndSearchMigration } from "./0017-console-lists-and-search.
 import { sharedRateLimitsMigration } from "./0018-shared-rate-limits.js";
 import { serverCoordinationMigration } from "./0019-server-coordination.js";
 import { recordedBodyPacksMigration } from "./0020-recorded-body-packs.js";
+import { subjectKeysMigration } from "./0021-subject-keys.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -45,4 +46,5 @@ export const storeMigrations: readonly Migration[] = [
   sharedRateLimitsMigration,
   serverCoordinationMigration,
   recordedBodyPacksMigration,
+  subjectKeysMigration,
 ];

@@ -8,5 +8,10 @@ import type { DialectCapabilities } from "../capabilities.js";
  */
 export interface Migration {
   readonly name: string;
+  /**
+   * SQLite: the migration makes tables again (drops and renames tables others refer to), so the
+   * runner turns foreign keys off around it and checks every one before the commit.
+   */
+  readonly rebuildsTables?: boolean;
   up(db: Kysely<unknown>, capabilities: DialectCapabilities): Promise<void>;
 }

@@ -20,9 +20,10 @@ export async function insertTurnItems(
     .execute();
 }
 
-/** The items of a turn with these keys (for idempotent appends). */
+/** The items of the subject's turn with these keys (for idempotent appends). */
 export async function findTurnItemsByKey(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   turnId: string,
   itemKeys: readonly string[],
 ): Promise<TurnItemRow[]> {
@@ -30,6 +31,7 @@ export async function findTurnItemsByKey(
   return db
     .selectFrom("background_agent_job_turn_items")
     .selectAll()
+    .where("subject_uid", "=", subjectUid)
     .where("turn_id", "=", turnId)
     .where("item_key", "in", [...itemKeys])
     .execute();
@@ -43,7 +45,9 @@ export async function listJobItems(
 ): Promise<TurnItemRow[]> {
   return db
     .selectFrom("background_agent_job_turn_items as item")
-    .innerJoin("background_agent_job_turns as turn", "turn.id", "item.turn_id")
+    .innerJoin("background_agent_job_turns as turn", (join) =>
+      join.onRef("turn.subject_uid", "=", "item.subject_uid").onRef("turn.id", "=", "item.turn_id"),
+    )
     .selectAll("item")
     .where("item.job_id", "=", jobId)
     .where("item.subject_uid", "=", subjectUid)

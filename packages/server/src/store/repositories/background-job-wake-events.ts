@@ -5,10 +5,13 @@ import type { StoreSchema } from "../schema.js";
 
 /**
  * The wake-event outbox (SPEC B11). A job's end inserts one event in the transaction that ends
- * the job; consumers claim unclaimed events, each exactly once. On PostgreSQL the candidate
- * rows are selected `FOR UPDATE SKIP LOCKED`, so concurrent consumers take disjoint events
- * without waiting on each other; on SQLite the write transaction (`BEGIN IMMEDIATE`) already
- * serializes claimers. Call `claimWakeEventRows` inside a write transaction.
+ * the job; consumers claim unclaimed events, each exactly once. A claim is always one subject's
+ * (optionally one conversation's): every statement names the subject, so on a sharded store the
+ * claim runs on the one partition or node that holds it (a row lock across shards is not
+ * possible there). On PostgreSQL the candidate rows are selected `FOR UPDATE SKIP LOCKED`, so
+ * concurrent consumers take disjoint events without waiting on each other; on SQLite the write
+ * transaction (`BEGIN IMMEDIATE`) already serializes claimers. Call `claimWakeEventRows` inside
+ * a write transaction.
  */
 export type WakeEventRow = Selectable<BackgroundAgentJobWakeEventTable>;
 
@@ -20,6 +23,7 @@ export async function claimWakeEventRows(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
   claim: {
+    readonly subjectUid: string;
     readonly consumer: string;
     readonly limit: number;
     readonly now: string;
@@ -30,6 +34,7 @@ export async function claimWakeEventRows(
   const candidates = await db
     .selectFrom("background_agent_job_wake_events")
     .select("id")
+    .where("subject_uid", "=", claim.subjectUid)
     .where("claimed_at", "is", null)
     .$if(claim.conversationId !== undefined, (query) =>
       query.where("conversation_id", "=", claim.conversationId ?? ""),
@@ -44,12 +49,14 @@ export async function claimWakeEventRows(
   await db
     .updateTable("background_agent_job_wake_events")
     .set({ claimed_at: claim.now, claimed_by: claim.consumer })
+    .where("subject_uid", "=", claim.subjectUid)
     .where("id", "in", ids)
     .where("claimed_at", "is", null)
     .execute();
   return db
     .selectFrom("background_agent_job_wake_events")
     .selectAll()
+    .where("subject_uid", "=", claim.subjectUid)
     .where("id", "in", ids)
     .where("claimed_by", "=", claim.consumer)
     .where("claimed_at", "=", claim.now)

@@ -1,10 +1,11 @@
 import { sql } from "kysely";
 import type { StoreDatabase } from "../database.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
  * Operator reads across subjects (console routes only): the stores are scoped to one subject
- * per call, so the console first finds which subject owns an id, then reads through the store
- * as that subject.
+ * per call, so the console first finds which subject owns an id (`conversationOwner`), then
+ * reads as that subject: every statement after names it (store/subject-keys.ts).
  */
 export interface ConversationSummaryRow {
   readonly id: string;
@@ -42,8 +43,8 @@ export type ListKey = readonly [createdAt: string, id: string];
 
 /**
  * Conversations newest first, the page after `after` (a key, not an offset: the page is found
- * through an index on `created_at, id`, at any depth). Each row's counts are kept on the
- * conversation (migration 0017), not counted here.
+ * through an index on `created_at, id`, or `subject_uid, created_at, id` for one subject, at any
+ * depth). Each row's counts are kept on the conversation (migration 0017), not counted here.
  */
 export async function listConversations(
   database: StoreDatabase,
@@ -75,14 +76,16 @@ export async function listConversations(
         : sql`(answered.metadata -> 'gateway' ->> 'model')`;
     query = query.where(
       sql<boolean>`exists (select 1 from ai_gateway_messages answered
-        where answered.conversation_id = c.id and ${model} = ${filter.model})`,
+        where answered.subject_uid = c.subject_uid and answered.conversation_id = c.id
+          and ${model} = ${filter.model})`,
     );
   }
-  const rows = await query
-    .orderBy("c.created_at", "desc")
-    .orderBy("c.id", "desc")
-    .limit(filter.limit)
-    .execute();
+  const page = query.orderBy("c.created_at", "desc").orderBy("c.id", "desc").limit(filter.limit);
+  // Without a subject the operator lists every subject's conversations (a prefix names no one
+  // subject either): across subjects by nature, one keyset page at a time.
+  const rows = await (
+    filter.subjectUid === undefined ? page.modifyEnd(sql.raw(ACROSS_SUBJECTS)) : page
+  ).execute();
   return rows.map((row) => ({
     id: row.id,
     subject_uid: row.subject_uid,
@@ -92,6 +95,10 @@ export async function listConversations(
   }));
 }
 
+/**
+ * The subject that owns a conversation the console was given by id alone (through the index on
+ * conversations' `id`, migration 0021); undefined when there is none.
+ */
 export async function conversationOwner(
   database: StoreDatabase,
   conversationId: string,
@@ -100,18 +107,22 @@ export async function conversationOwner(
     .selectFrom("ai_gateway_conversations")
     .select("subject_uid")
     .where("id", "=", conversationId)
+    // The operator names a conversation, not its subject: the one read that finds the owner.
+    .modifyEnd(sql.raw(ACROSS_SUBJECTS))
     .executeTakeFirst();
   return row?.subject_uid;
 }
 
-/** The newest message of a conversation (any branch). */
+/** The newest message of a conversation of the subject (any branch). */
 export async function latestMessageId(
   database: StoreDatabase,
+  subjectUid: string,
   conversationId: string,
 ): Promise<string | undefined> {
   const row = await database.db
     .selectFrom("ai_gateway_messages")
     .select("id")
+    .where("subject_uid", "=", subjectUid)
     .where("conversation_id", "=", conversationId)
     .orderBy("created_at", "desc")
     .orderBy("depth", "desc")
@@ -121,14 +132,16 @@ export async function latestMessageId(
   return row?.id;
 }
 
-/** How many messages a conversation holds (all branches). */
+/** How many messages a conversation of the subject holds (all branches). */
 export async function countMessages(
   database: StoreDatabase,
+  subjectUid: string,
   conversationId: string,
 ): Promise<number> {
   const row = await database.db
     .selectFrom("ai_gateway_messages")
     .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("subject_uid", "=", subjectUid)
     .where("conversation_id", "=", conversationId)
     .executeTakeFirst();
   return Number(row?.count ?? 0);

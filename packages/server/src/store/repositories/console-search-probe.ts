@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
  * The first try of a console search (docs/scale.md, "Lists and search"): the newest rows in
@@ -29,27 +30,38 @@ export interface ProbeRequest {
   readonly rows: number;
   /** The previous page's last match: created_at, parent_id, id, kind. */
   readonly after?: readonly [string, string, string, string] | undefined;
+  /** Only this subject's rows: its newest rows are read, and the statement names it. */
+  readonly subjectUid?: string | undefined;
 }
 
 /**
  * The page, when the newest rows of both tables decide it; undefined when the index must. One
- * statement: the scans, the page and the check see the same rows.
+ * statement: the scans, the page and the check see the same rows. With a subject, the scans
+ * read that subject's newest rows only (the rows they leave unread are still the ones after
+ * their last, so the check below stands) and name it; without one, across subjects by nature:
+ * the newest rows are everyone's. No index holds one subject's rows in this order yet, so a
+ * subject's scans read all of its rows (on PostgreSQL, in its one partition) and sort them.
  */
 export function probeStatement(
   capabilities: DialectCapabilities,
   request: ProbeRequest,
 ): RawBuilder<SearchKeyRow & { readonly decided: number }> {
-  const { matches, limit, after, rows } = request;
-  const from = (key: RawBuilder<unknown>) =>
-    after === undefined ? sql`` : sql`where ${key} <= (${after[0]}, ${after[1]}, ${after[2]})`;
+  const { matches, limit, after, rows, subjectUid } = request;
+  const from = (alias: "m" | "i", key: RawBuilder<unknown>) => {
+    const conditions = [
+      ...(subjectUid === undefined ? [] : [sql`${sql.raw(alias)}.subject_uid = ${subjectUid}`]),
+      ...(after === undefined ? [] : [sql`${key} <= (${after[0]}, ${after[1]}, ${after[2]})`]),
+    ];
+    return conditions.length === 0 ? sql`` : sql`where ${sql.join(conditions, sql` and `)}`;
+  };
   const nullText = capabilities.dialect === "postgres" ? sql`null::text` : sql`null`;
   const messages = sql`select m.created_at, m.conversation_id as parent_id, m.id,
       'message' as kind, ${nullText} as turn_id, m.subject_uid, ${matches("m", "content")} as hit
-    from ai_gateway_messages m ${from(sql`(m.created_at, m.conversation_id, m.id)`)}
+    from ai_gateway_messages m ${from("m", sql`(m.created_at, m.conversation_id, m.id)`)}
     order by m.created_at desc, m.conversation_id desc, m.id desc limit ${rows}`;
   const items = sql`select i.created_at, i.job_id as parent_id, i.item_key as id,
       'item' as kind, i.turn_id, i.subject_uid, ${matches("i", "item")} as hit
-    from background_agent_job_turn_items i ${from(sql`(i.created_at, i.job_id, i.item_key)`)}
+    from background_agent_job_turn_items i ${from("i", sql`(i.created_at, i.job_id, i.item_key)`)}
     order by i.created_at desc, i.job_id desc, i.item_key desc limit ${rows}`;
   const beyond =
     after === undefined
@@ -75,5 +87,6 @@ export function probeStatement(
           and (select count(*) from item_scan) < ${rows}))
         and ${covered("message_scan")} and ${covered("item_scan")} then 1 else 0 end as decided)
     select verdict.decided, page.* from verdict left join page on 1 = 1
-    order by page.created_at desc, page.parent_id desc, page.id desc, page.kind desc`;
+    order by page.created_at desc, page.parent_id desc, page.id desc, page.kind desc
+    ${subjectUid === undefined ? sql.raw(ACROSS_SUBJECTS) : sql``}`;
 }

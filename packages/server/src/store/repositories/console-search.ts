@@ -1,8 +1,9 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
 import { SEARCH_CONTAINS_FUNCTION } from "../search-fold.js";
 import { SEARCH_INDEXES } from "../search-indexes.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 import { PROBE_ROWS, probeStatement, type SearchKeyRow } from "./console-search-probe.js";
 
 /**
@@ -33,29 +34,51 @@ function likePattern(query: string): string {
 }
 
 /**
- * The rows of `table` (aliased `alias`) its search index does not hold and that hold `query`:
- * those after the lowest rowid a deferral of the table left out from (store/search-deferral.ts),
+ * The rows of `table` (aliased `alias`) its search index does not hold and that hold `query`
+ * (`subject`: the search's ` and <alias>.subject_uid = ?`, if it has one): those after the lowest rowid a deferral of the table left out from (store/search-deferral.ts),
  * not in the index's `_docsize` table, matched by `verbatim_search_contains` (store/search-fold.ts:
  * the index's case fold, a substring of the JSON text). With no deferral the rowid range is empty
  * and nothing is scanned.
  */
 function notIndexedYet(
   table: (typeof SEARCH_INDEXES)[number]["table"],
-  alias: string,
+  alias: "m" | "i",
   query: string,
+  subject: RawBuilder<unknown>,
 ) {
   const search = SEARCH_INDEXES.find((entry) => entry.table === table);
   const a = sql.table(alias);
   return sql`${a}.rowid > (select min(after_rowid) from verbatim_search_deferrals
         where table_name = ${table})
       and not exists (select 1 from ${sql.table(`${search?.index ?? ""}_docsize`)} d where d.id = ${a}.rowid)
-      and ${sql.raw(SEARCH_CONTAINS_FUNCTION)}(${sql.ref(`${alias}.${search?.column ?? ""}`)}, ${query})`;
+      and ${sql.raw(SEARCH_CONTAINS_FUNCTION)}(${sql.ref(`${alias}.${search?.column ?? ""}`)}, ${query})${subject}`;
 }
 
 /** A match's sort key, newest first: `created_at`, `parent_id`, `id`, `kind`. */
 export type SearchKey = readonly [createdAt: string, parentId: string, id: string, kind: string];
 
-/** The rows with their JSON text: the page's messages and items read by key. */
+/** `rows` grouped by subject, each subject's rows in page order. */
+function bySubject<Row extends SearchKeyRow>(rows: readonly Row[]): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const row of rows) {
+    const group = groups.get(row.subject_uid) ?? [];
+    group.push(row);
+    groups.set(row.subject_uid, group);
+  }
+  return groups;
+}
+
+/** A match's identity: ids are unique per subject only (migration 0021). */
+const matchKey = (kind: string, subject: string, turnId: string | null, id: string): string =>
+  JSON.stringify([kind, subject, turnId, id]);
+
+/**
+ * The rows with their JSON text: the page's messages and items read by key, each subject's
+ * under its own `subject_uid = ?` condition (a page seldom holds more than a few subjects).
+ * A page of one subject (always, when the search has a subject) reads one partition; a page
+ * of several, which only a search of every subject gives, is marked across subjects (one
+ * statement per subject would cost up to a round trip per match).
+ */
 async function withBodies(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
@@ -63,37 +86,64 @@ async function withBodies(
 ): Promise<SearchRow[]> {
   const text = (column: "content" | "item") =>
     capabilities.dialect === "sqlite" ? sql.ref(column) : sql`${sql.ref(column)}::text`;
-  const messageIds = rows.filter((row) => row.kind === "message").map((row) => row.id);
-  const itemKeys = rows.filter((row) => row.kind === "item");
+  const messages = bySubject(rows.filter((row) => row.kind === "message"));
+  const items = bySubject(rows.filter((row) => row.kind === "item"));
   const bodies = new Map<string, string>();
-  if (messageIds.length > 0) {
+  if (messages.size > 0) {
     const found = await db
       .selectFrom("ai_gateway_messages")
-      .select(["id", text("content").as("body")])
-      .where("id", "in", messageIds)
+      .select(["subject_uid", "id", text("content").as("body")])
+      .where((eb) =>
+        eb.or(
+          [...messages].map(([subject, group]) =>
+            eb.and([
+              eb("subject_uid", "=", subject),
+              eb(
+                "id",
+                "in",
+                group.map((row) => row.id),
+              ),
+            ]),
+          ),
+        ),
+      )
+      .$if(messages.size > 1, (query) => query.modifyEnd(sql.raw(ACROSS_SUBJECTS)))
       .execute();
-    for (const row of found) bodies.set(`message ${row.id}`, String(row.body));
+    for (const row of found)
+      bodies.set(matchKey("message", row.subject_uid, null, row.id), String(row.body));
   }
-  if (itemKeys.length > 0) {
+  if (items.size > 0) {
     const found = await db
       .selectFrom("background_agent_job_turn_items")
-      .select(["turn_id", "item_key", text("item").as("body")])
-      .where(
-        "turn_id",
-        "in",
-        itemKeys.map((row) => row.turn_id ?? ""),
+      .select(["subject_uid", "turn_id", "item_key", text("item").as("body")])
+      .where((eb) =>
+        eb.or(
+          [...items].map(([subject, group]) =>
+            eb.and([
+              eb("subject_uid", "=", subject),
+              eb(
+                "turn_id",
+                "in",
+                group.map((row) => row.turn_id ?? ""),
+              ),
+              eb(
+                "item_key",
+                "in",
+                group.map((row) => row.id),
+              ),
+            ]),
+          ),
+        ),
       )
-      .where(
-        "item_key",
-        "in",
-        itemKeys.map((row) => row.id),
-      )
+      .$if(items.size > 1, (query) => query.modifyEnd(sql.raw(ACROSS_SUBJECTS)))
       .execute();
-    for (const row of found) bodies.set(`item ${row.turn_id} ${row.item_key}`, String(row.body));
+    for (const row of found) {
+      bodies.set(matchKey("item", row.subject_uid, row.turn_id, row.item_key), String(row.body));
+    }
   }
   return rows.flatMap((row) => {
     const body = bodies.get(
-      row.kind === "message" ? `message ${row.id}` : `item ${row.turn_id ?? ""} ${row.id}`,
+      matchKey(row.kind, row.subject_uid, row.kind === "message" ? null : row.turn_id, row.id),
     );
     // A row deleted between the two reads is left out of the page.
     return body === undefined ? [] : [{ ...row, body }];
@@ -110,9 +160,17 @@ export async function searchConsole(
     readonly after?: SearchKey | undefined;
     /** Newest rows of each table tried before the index (default PROBE_ROWS; 0: none). */
     readonly probeRows?: number;
+    /**
+     * Only this subject's messages and items: every statement names it (one partition of each
+     * table on PostgreSQL); without it the search looks across every subject.
+     */
+    readonly subjectUid?: string | undefined;
   },
 ): Promise<SearchRow[]> {
-  const { limit, after } = request;
+  const { limit, after, subjectUid } = request;
+  // ` and m.subject_uid = ?` (or `i.`) when the search has a subject.
+  const ofSubject = (alias: "m" | "i") =>
+    subjectUid === undefined ? sql`` : sql` and ${sql.raw(alias)}.subject_uid = ${subjectUid}`;
   const probeRows = request.probeRows ?? PROBE_ROWS;
   // The text is searched in the stored JSON, where quotes, backslashes and control characters
   // are escaped: the query is escaped the same way.
@@ -133,6 +191,7 @@ export async function searchConsole(
         },
         limit,
         after,
+        subjectUid,
       }).execute(db));
   if (probed?.rows[0]?.decided === 1) {
     return withBodies(
@@ -158,28 +217,31 @@ export async function searchConsole(
         i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at`;
     messages = sql`select ${messageColumns}
       from ai_gateway_messages_search s join ai_gateway_messages m on m.rowid = s.rowid
-      where ${matchMessages}`;
+      where ${matchMessages}${ofSubject("m")}`;
     items = sql`select ${itemColumns}
       from background_agent_job_turn_items_search s
       join background_agent_job_turn_items i on i.rowid = s.rowid
-      where ${matchItems}`;
+      where ${matchItems}${ofSubject("i")}`;
     if (long) {
       // The phrase match reads the index only; rows it does not hold yet (an import's, until
       // they are caught up: store/search-deferral.ts) are matched by a scan with the same fold.
       // LIKE above reads the table's rows through the index table, held or not.
       messages = sql`${messages} union all select ${messageColumns}
-        from ai_gateway_messages m where ${notIndexedYet("ai_gateway_messages", "m", query)}`;
+        from ai_gateway_messages m
+        where ${notIndexedYet("ai_gateway_messages", "m", query, ofSubject("m"))}`;
       items = sql`${items} union all select ${itemColumns}
         from background_agent_job_turn_items i
-        where ${notIndexedYet("background_agent_job_turn_items", "i", query)}`;
+        where ${notIndexedYet("background_agent_job_turn_items", "i", query, ofSubject("i"))}`;
     }
   } else {
     messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
         null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at
-      from ai_gateway_messages m where m.content::text ilike ${like} escape '\\'`;
+      from ai_gateway_messages m
+      where m.content::text ilike ${like} escape '\\'${ofSubject("m")}`;
     items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
         i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at
-      from background_agent_job_turn_items i where i.item::text ilike ${like} escape '\\'`;
+      from background_agent_job_turn_items i
+      where i.item::text ilike ${like} escape '\\'${ofSubject("i")}`;
   }
   // The page after the previous one's last match, by key (no OFFSET: a deep page costs what
   // the first does).
@@ -192,12 +254,19 @@ export async function searchConsole(
   const text = (column: string) =>
     capabilities.dialect === "sqlite" ? sql.ref(column) : sql`${sql.ref(column)}::text`;
   const order = sql`order by created_at desc, parent_id desc, id desc, kind desc`;
+  // A search of one subject names it everywhere, the page's bodies included (the subject as a
+  // parameter, so PostgreSQL reads its one partition). Without a subject the search looks
+  // through every subject's messages and items by nature, keyset-paged, and a page's bodies
+  // are read under each match's own subject.
+  const bodySubject = subjectUid === undefined ? sql`hits.subject_uid` : sql`${subjectUid}`;
   const result = await sql<SearchRow>`select hits.*, case when hits.kind = 'message'
-      then (select ${text("b.content")} from ai_gateway_messages b where b.id = hits.id)
+      then (select ${text("b.content")} from ai_gateway_messages b
+        where b.subject_uid = ${bodySubject} and b.id = hits.id)
       else (select ${text("b.item")} from background_agent_job_turn_items b
-        where b.turn_id = hits.turn_id and b.item_key = hits.id) end as body
+        where b.subject_uid = ${bodySubject} and b.turn_id = hits.turn_id
+          and b.item_key = hits.id) end as body
     from (select * from (${messages} union all ${items}) matches ${next} ${order} limit ${limit}) hits
-    ${order}`.execute(db);
+    ${order} ${subjectUid === undefined ? sql.raw(ACROSS_SUBJECTS) : sql``}`.execute(db);
   return result.rows.map((row) => ({
     ...row,
     body: typeof row.body === "string" ? row.body : JSON.stringify(row.body),

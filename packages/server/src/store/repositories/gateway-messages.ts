@@ -435,7 +435,7 @@ export async function readChainSegments(
       select b.id, b.parent_branch_id, b.fork_depth, p.after
         from ai_gateway_branches b
         join path p on b.id = p.parent_branch_id
-        where p.after >= ${fromDepth}
+        where b.subject_uid = ${subjectUid} and p.after >= ${fromDepth}
     )
     select branch_id, after, through from path`.execute(db);
   return path.rows

@@ -1,5 +1,6 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { StoreSchema } from "../schema.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
  * The leases of in_progress responses (`ai_gateway_messages.lease_expires_at`, migration 0006;
@@ -10,32 +11,44 @@ import type { StoreSchema } from "../schema.js";
  * database").
  */
 
+/** Subjects one renewal statement names at most (bounded IN lists, as elsewhere). */
+const SUBJECTS_PER_STATEMENT = 500;
+
 /**
- * Moves the leases of every in_progress message `holder` holds to `expiresAt`, in one statement
- * (the partial index of in_progress rows by holder); returns the ids it renewed.
+ * Moves the leases of every in_progress message `holder` holds for these subjects to
+ * `expiresAt`, in one statement per 500 subjects (the partial index of in_progress rows by
+ * holder; the subjects route it to their partitions); returns the ids it renewed.
  */
 export async function renewHolderLeases(
   db: Kysely<StoreSchema>,
   holder: string,
+  subjectUids: readonly string[],
   expiresAt: string,
 ): Promise<Set<string>> {
-  const rows = await db
-    .updateTable("ai_gateway_messages")
-    .set({ lease_expires_at: expiresAt })
-    .where("lease_holder", "=", holder)
-    .where("status", "=", "in_progress")
-    .returning("id")
-    .execute();
-  return new Set(rows.map((row) => row.id));
+  const renewed = new Set<string>();
+  for (let start = 0; start < subjectUids.length; start += SUBJECTS_PER_STATEMENT) {
+    const rows = await db
+      .updateTable("ai_gateway_messages")
+      .set({ lease_expires_at: expiresAt })
+      .where("subject_uid", "in", subjectUids.slice(start, start + SUBJECTS_PER_STATEMENT))
+      .where("lease_holder", "=", holder)
+      .where("status", "=", "in_progress")
+      .returning("id")
+      .execute();
+    for (const row of rows) renewed.add(row.id);
+  }
+  return renewed;
 }
 
 /**
- * Lets the leases of the given messages of `holder` run out now (responses this server no longer
- * answers but whose end could not be written): the next reconciliation ends them.
+ * Lets the leases of the given messages of a subject held by `holder` run out now (responses
+ * this server no longer answers but whose end could not be written): the next reconciliation
+ * ends them.
  */
 export async function expireHolderLeases(
   db: Kysely<StoreSchema>,
   holder: string,
+  subjectUid: string,
   messageIds: readonly string[],
   now: string,
 ): Promise<void> {
@@ -43,6 +56,7 @@ export async function expireHolderLeases(
   await db
     .updateTable("ai_gateway_messages")
     .set({ lease_expires_at: now })
+    .where("subject_uid", "=", subjectUid)
     .where("lease_holder", "=", holder)
     .where("status", "=", "in_progress")
     .where("id", "in", messageIds)
@@ -61,15 +75,20 @@ export async function claimExpiredLeaseRows(
   limit: number,
   skipLocked: boolean,
 ): Promise<{ id: string; subject_uid: string; metadata: string }[]> {
-  return db
-    .selectFrom("ai_gateway_messages")
-    .select(["id", "subject_uid", "metadata"])
-    .where("status", "=", "in_progress")
-    .where("lease_expires_at", "<", now)
-    .orderBy("lease_expires_at")
-    .limit(limit)
-    .$if(skipLocked, (query) => query.forUpdate().skipLocked())
-    .execute();
+  return (
+    db
+      .selectFrom("ai_gateway_messages")
+      .select(["id", "subject_uid", "metadata"])
+      .where("status", "=", "in_progress")
+      .where("lease_expires_at", "<", now)
+      .orderBy("lease_expires_at")
+      .limit(limit)
+      .$if(skipLocked, (query) => query.forUpdate().skipLocked())
+      // Across subjects by nature: any server ends any subject's abandoned responses (each is
+      // then ended by its subject, endAbandonedRow).
+      .modifyEnd(sql.raw(ACROSS_SUBJECTS))
+      .execute()
+  );
 }
 
 /**

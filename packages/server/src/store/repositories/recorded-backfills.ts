@@ -1,5 +1,6 @@
-import type { Kysely, Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import type { HistoryBackfillTable, StoreSchema } from "../schema.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 import type { ChainNodeRow } from "./recorded-calls.js";
 
 /**
@@ -15,13 +16,17 @@ export async function listHistoryBackfills(
   db: Kysely<StoreSchema>,
   limit: number,
 ): Promise<HistoryBackfillRow[]> {
-  return db
-    .selectFrom("ai_gateway_history_backfills")
-    .selectAll()
-    .orderBy("subject_uid")
-    .orderBy("conversation_id")
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom("ai_gateway_history_backfills")
+      .selectAll()
+      .orderBy("subject_uid")
+      .orderBy("conversation_id")
+      .limit(limit)
+      // The migration of old rows: the list holds every subject's conversations to backfill.
+      .modifyEnd(sql.raw(ACROSS_SUBJECTS))
+      .execute()
+  );
 }
 
 /** Takes a conversation off the list: false when it was not on it (another process took it). */

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from "kysely";
 import type { BodyChunkTable, BodyPackTable, BodyPieceTable } from "../recorded-call-schema.js";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
  * Rows of recorded bodies (migration 0015): pieces, the chunk index, and the manifests of
@@ -28,10 +29,12 @@ export async function newPieceIds(
 ): Promise<number[]> {
   if (count === 0) return [];
   if (capabilities.dialect === "sqlite") {
-    // A packed piece keeps its id in its pack (whose id is the largest it holds).
+    // A packed piece keeps its id in its pack (whose id is the largest it holds). SQLite's
+    // piece ids are rowids, unique over every subject's pieces: the largest is the whole table's.
     const { rows } = await sql<{ id: number | null }>`
       select max(coalesce((select max(id) from ai_gateway_body_pieces), 0),
-                 coalesce((select max(id) from ai_gateway_body_packs), 0)) as id`.execute(db);
+                 coalesce((select max(id) from ai_gateway_body_packs), 0)) as id
+      ${sql.raw(ACROSS_SUBJECTS)}`.execute(db);
     const last = Number(rows[0]?.id ?? 0);
     return Array.from({ length: count }, (_, index) => last + 1 + index);
   }
@@ -123,13 +126,18 @@ export async function piecesPresent(
   return found;
 }
 
-/** Whether a call exists, locked against deletion until the transaction ends (PostgreSQL). */
+/** Whether a call of the subject exists, locked against deletion until the transaction ends (PostgreSQL). */
 export async function lockCall(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
+  subjectUid: string,
   id: string,
 ): Promise<boolean> {
-  let query = db.selectFrom("ai_gateway_recorded_calls").select("id").where("id", "=", id);
+  let query = db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select("id")
+    .where("subject_uid", "=", subjectUid)
+    .where("id", "=", id);
   if (capabilities.dialect === "postgres") query = query.forKeyShare();
   return (await query.executeTakeFirst()) !== undefined;
 }
@@ -141,21 +149,23 @@ export interface ManifestLink {
 }
 
 /**
- * A call's request manifest and those of the calls it diffs against, the call's own first,
- * following `request_base_call_id` at most `limit` steps.
+ * A call of the subject's request manifest and those of the calls it diffs against (the same
+ * subject's), the call's own first, following `request_base_call_id` at most `limit` steps.
  */
 export async function readManifestChain(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
   limit: number,
 ): Promise<ManifestLink[]> {
   const { rows } = await sql<ManifestLink & { step: number }>`
     with recursive chain(id, request_base_call_id, request_manifest, step) as (
       select id, request_base_call_id, request_manifest, 0
-      from ai_gateway_recorded_calls where id = ${id}
+      from ai_gateway_recorded_calls where subject_uid = ${subjectUid} and id = ${id}
       union all
       select c.id, c.request_base_call_id, c.request_manifest, chain.step + 1
-      from ai_gateway_recorded_calls c join chain on c.id = chain.request_base_call_id
+      from ai_gateway_recorded_calls c
+      join chain on c.subject_uid = ${subjectUid} and c.id = chain.request_base_call_id
       where chain.step < ${limit}
     )
     select id, request_base_call_id, request_manifest, step from chain order by step`.execute(db);
@@ -166,6 +176,12 @@ export async function readManifestChain(
   }));
 }
 
+/** A call to convert: its id and its owner, whom every later statement on it names. */
+export interface OldBodyCall {
+  readonly id: string;
+  readonly subject_uid: string;
+}
+
 /**
  * Up to `limit` calls whose bodies are still in the old columns (`body_storage` 0), oldest
  * first; on PostgreSQL locked for the transaction, skipping those another process holds.
@@ -174,17 +190,21 @@ export async function claimOldBodyCalls(
   db: Kysely<StoreSchema>,
   capabilities: DialectCapabilities,
   limit: number,
-): Promise<string[]> {
+): Promise<OldBodyCall[]> {
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
-    .select("id")
+    .select(["id", "subject_uid"])
     // A literal: the partial index of calls still to convert is used only when the statement
     // itself says body_storage = 0 (SQLite never sees through a parameter).
     .where("body_storage", "=", sql.lit(0))
     .orderBy("id")
     .limit(limit);
   if (capabilities.dialect === "postgres") query = query.forUpdate().skipLocked();
-  return (await query.execute()).map((row) => row.id);
+  // The migration of old rows finds them in every subject (the lock clause stays last).
+  return (await query.modifyEnd(sql.raw(ACROSS_SUBJECTS)).execute()).map((row) => ({
+    id: row.id,
+    subject_uid: row.subject_uid,
+  }));
 }
 
 /** The columns of a call's bodies stored as pieces (the old columns emptied). */
@@ -197,15 +217,17 @@ export interface PieceBodyColumns {
   readonly response_size: number;
 }
 
-/** Writes a call's bodies as pieces, if they are still in the old form; false when not. */
+/** Writes a call of the subject's bodies as pieces, if they are still in the old form; false when not. */
 export async function setPieceBodies(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
   columns: PieceBodyColumns,
 ): Promise<boolean> {
   const result = await db
     .updateTable("ai_gateway_recorded_calls")
     .set({ ...columns, request_body: "", response_body_base64: "" })
+    .where("subject_uid", "=", subjectUid)
     .where("id", "=", id)
     .where("body_storage", "=", 0)
     .executeTakeFirst();
@@ -218,6 +240,8 @@ export async function countOldBodyCalls(db: Kysely<StoreSchema>): Promise<number
     .selectFrom("ai_gateway_recorded_calls")
     .select((select) => select.fn.countAll<string | number>().as("count"))
     .where("body_storage", "=", sql.lit(0))
+    // What is left of the migration of old rows, in every subject.
+    .modifyEnd(sql.raw(ACROSS_SUBJECTS))
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
@@ -288,14 +312,16 @@ export async function deletePackedPieces(
   }
 }
 
-/** A call's manifests as stored now (a reader whose pieces were packed reads them again). */
+/** A call of the subject's manifests as stored now (a reader whose pieces were packed reads them again). */
 export async function readCallManifests(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
 ): Promise<{ request_manifest: Buffer | null; response_manifest: Buffer | null } | undefined> {
   return db
     .selectFrom("ai_gateway_recorded_calls")
     .select(["request_manifest", "response_manifest"])
+    .where("subject_uid", "=", subjectUid)
     .where("id", "=", id)
     .executeTakeFirst();
 }

@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely, type OnConflictBuilder, type Selectable } from "kysely";
 import { queryTemplate } from "../query-template.js";
 import type { StoreSchema } from "../schema.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 import type { ChainNodeTable, RecordedCallTable } from "../recorded-call-schema.js";
 
 /**
@@ -358,6 +359,7 @@ const placeRecordedCallQuery = queryTemplate<
     number | null,
     number | null,
     string,
+    string,
   ],
   never
 >((db, slot) =>
@@ -374,12 +376,14 @@ const placeRecordedCallQuery = queryTemplate<
       cache_read_tokens: slot(7),
       cache_write_tokens: slot(8),
     })
-    .where("id", "=", slot(9)),
+    .where("subject_uid", "=", slot(9))
+    .where("id", "=", slot(10)),
 );
 
-/** Writes a call's place in its chain (its conversation marks it placed). */
+/** Writes a call of the subject's place in its chain (its conversation marks it placed). */
 export async function placeRecordedCall(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
   placement: CallPlacement,
 ): Promise<void> {
@@ -394,6 +398,7 @@ export async function placeRecordedCall(
     placement.output_tokens,
     placement.cache_read_tokens,
     placement.cache_write_tokens,
+    subjectUid,
     id,
   );
 }
@@ -423,16 +428,36 @@ export async function listUnplacedCallIds(
   return rows.map((row) => row.id);
 }
 
-/** One call by id. */
+/** One call of the subject by id. */
 export async function findRecordedCall(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
 ): Promise<RecordedCallRow | undefined> {
   return db
     .selectFrom("ai_gateway_recorded_calls")
     .selectAll()
+    .where("subject_uid", "=", subjectUid)
     .where("id", "=", id)
     .executeTakeFirst();
+}
+
+/**
+ * The subject that owns a call the operator names by id alone (served by the index on the
+ * calls' `id`, migration 0021); undefined when there is none.
+ */
+export async function findRecordedCallOwner(
+  db: Kysely<StoreSchema>,
+  id: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("ai_gateway_recorded_calls")
+    .select("subject_uid")
+    .where("id", "=", id)
+    // The operator's routes are given the id only: this finds the owner the next reads name.
+    .modifyEnd(sql.raw(ACROSS_SUBJECTS))
+    .executeTakeFirst();
+  return row?.subject_uid;
 }
 
 /** PostgreSQL: one recorder of a subject at a time, until the transaction ends. */
@@ -443,23 +468,26 @@ export async function lockSubjectForRecording(
   await sql`select pg_advisory_xact_lock(hashtext(${`verbatim-record:${subjectUid}`}))`.execute(db);
 }
 
-/** A conversation's calls, oldest first. */
+/** A conversation of the subject's calls, oldest first. */
 export async function listCallsOfConversation(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   conversationId: string,
 ): Promise<RecordedCallRow[]> {
   return db
     .selectFrom("ai_gateway_recorded_calls")
     .selectAll()
+    .where("subject_uid", "=", subjectUid)
     .where("conversation_id", "=", conversationId)
     .orderBy("created_at")
     .orderBy("id")
     .execute();
 }
 
-/** Calls by id (the previous calls of a listing). */
+/** The subject's calls by id (the previous calls of a listing). */
 export async function findCallsById(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   ids: readonly string[],
 ): Promise<RecordedCallRow[]> {
   if (ids.length === 0) return [];
@@ -469,6 +497,7 @@ export async function findCallsById(
       ...(await db
         .selectFrom("ai_gateway_recorded_calls")
         .selectAll()
+        .where("subject_uid", "=", subjectUid)
         .where("id", "in", ids.slice(start, start + HASHES_PER_STATEMENT))
         .execute()),
     );
@@ -488,5 +517,8 @@ export async function listRecordedCalls(
     .where("conversation_id", "!=", "");
   if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
   if (filter.since !== undefined) query = query.where("created_at", ">=", filter.since);
-  return query.orderBy("created_at").orderBy("id").execute();
+  query = query.orderBy("created_at").orderBy("id");
+  // `verbatim cache-report` without --subject reports on every subject's calls.
+  if (filter.subjectUid === undefined) query = query.modifyEnd(sql.raw(ACROSS_SUBJECTS));
+  return query.execute();
 }

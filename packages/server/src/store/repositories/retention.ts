@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
+import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
  * Rows of retention and deletion (`verbatim db prune`, `verbatim db delete-subject`): which
@@ -24,20 +25,35 @@ async function inSlices<T, R>(
 }
 
 /**
- * The subject as a condition no index is chosen for, where another index finds fewer rows (the
- * calls diffing against given calls, the calls of the last minutes): beside `subject_uid = ?`,
- * SQLite would walk all the subject's calls through the subject's index instead.
+ * SQLite: the subject as a condition no index is chosen for, where another index finds fewer
+ * rows (the calls of the last minutes): beside `subject_uid = ?`, SQLite (no statistics) would
+ * walk all the subject's calls through an index that leads with the subject instead. PostgreSQL
+ * weighs both with its statistics, and a plain `subject_uid = ?` picks the subject's partition.
  */
-const subjectOfCall = sql<string>`${sql.ref("subject_uid")} || ''`;
+function subjectOfCall(capabilities: Pick<DialectCapabilities, "dialect">) {
+  return capabilities.dialect === "sqlite"
+    ? sql<string>`${sql.ref("subject_uid")} || ''`
+    : sql<string>`${sql.ref("subject_uid")}`;
+}
 
 export interface ConversationKey {
   readonly id: string;
   readonly subject_uid: string;
 }
 
+/** Marks a statement across subjects when no subject is given (a prune of every subject). */
+function acrossSubjectsUnless<Q extends { modifyEnd(node: ReturnType<typeof sql.raw>): Q }>(
+  subjectUid: string | undefined,
+  query: Q,
+): Q {
+  return subjectUid === undefined ? query.modifyEnd(sql.raw(ACROSS_SUBJECTS)) : query;
+}
+
 /**
  * Conversations whose last activity (a message written or updated, a recorded call, a job
- * updated) is before `cutoff`, after `after` in id order, at most `limit`.
+ * updated) is before `cutoff`, after `after` in id order, at most `limit`: the subject's, or,
+ * without one, every subject's (a prune's cutoff scan; each conversation found is then deleted
+ * naming its subject).
  */
 export async function conversationsEndedBefore(
   db: Kysely<StoreSchema>,
@@ -54,6 +70,7 @@ export async function conversationsEndedBefore(
         exists(
           selectFrom("ai_gateway_messages as m")
             .select("m.id")
+            .whereRef("m.subject_uid", "=", "c.subject_uid")
             .whereRef("m.conversation_id", "=", "c.id")
             .where("m.updated_at", ">=", filter.cutoff),
         ),
@@ -64,6 +81,7 @@ export async function conversationsEndedBefore(
         exists(
           selectFrom("ai_gateway_recorded_calls as r")
             .select("r.id")
+            .whereRef("r.subject_uid", "=", "c.subject_uid")
             .whereRef("r.conversation_id", "=", "c.id")
             .where("r.created_at", ">=", filter.cutoff),
         ),
@@ -83,7 +101,7 @@ export async function conversationsEndedBefore(
     .orderBy("c.id")
     .limit(limit);
   if (filter.subjectUid !== undefined) query = query.where("c.subject_uid", "=", filter.subjectUid);
-  return query.execute();
+  return acrossSubjectsUnless(filter.subjectUid, query).execute();
 }
 
 /** A subject's conversations after `after` in id order, at most `limit`. */
@@ -103,7 +121,10 @@ export async function conversationsOf(
     .execute();
 }
 
-/** Recorded calls placed nowhere yet (no conversation) and kept before `cutoff`. */
+/**
+ * Recorded calls placed nowhere yet (no conversation) and kept before `cutoff`: the subject's,
+ * or every subject's (a prune's cutoff scan; each call found is deleted naming its subject).
+ */
 export async function unplacedCallsBefore(
   db: Kysely<StoreSchema>,
   filter: { readonly cutoff: string; readonly subjectUid?: string },
@@ -112,12 +133,13 @@ export async function unplacedCallsBefore(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select(["id", "subject_uid"])
-    .where("conversation_id", "=", "")
+    // A literal: the partial index of unplaced calls serves only a statement that says so.
+    .where("conversation_id", "=", sql.lit(""))
     .where("created_at", "<", filter.cutoff)
     .orderBy("id")
     .limit(limit);
   if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
-  return query.execute();
+  return acrossSubjectsUnless(filter.subjectUid, query).execute();
 }
 
 export async function countUnplacedCallsBefore(
@@ -127,10 +149,13 @@ export async function countUnplacedCallsBefore(
   let query = db
     .selectFrom("ai_gateway_recorded_calls")
     .select((select) => select.fn.countAll<string | number>().as("count"))
-    .where("conversation_id", "=", "")
+    // A literal: the partial index of unplaced calls serves only a statement that says so.
+    .where("conversation_id", "=", sql.lit(""))
     .where("created_at", "<", filter.cutoff);
   if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
-  return Number((await query.executeTakeFirst())?.count ?? 0);
+  return Number(
+    (await acrossSubjectsUnless(filter.subjectUid, query).executeTakeFirst())?.count ?? 0,
+  );
 }
 
 /** The ids of a conversation's recorded calls, locked for the transaction (PostgreSQL). */
@@ -176,7 +201,8 @@ export async function callsDiffingAgainst(
     db
       .selectFrom("ai_gateway_recorded_calls")
       .selectAll()
-      .where(subjectOfCall, "=", subjectUid)
+      // Served by the index of the subject's calls by base (migration 0021).
+      .where("subject_uid", "=", subjectUid)
       .where("request_base_call_id", "is not", null)
       .where("request_base_call_id", "in", slice)
       .execute(),
@@ -184,15 +210,17 @@ export async function callsDiffingAgainst(
   return rows.filter((row) => !deleting.has(row.id));
 }
 
-/** Writes a call's request manifest flat (its base is about to go). */
+/** Writes a call of the subject's request manifest flat (its base is about to go). */
 export async function setFlatRequestManifest(
   db: Kysely<StoreSchema>,
+  subjectUid: string,
   id: string,
   manifest: Buffer,
 ): Promise<void> {
   await db
     .updateTable("ai_gateway_recorded_calls")
     .set({ request_manifest: manifest, request_base_call_id: null })
+    .where("subject_uid", "=", subjectUid)
     .where("id", "=", id)
     .execute();
 }
@@ -363,14 +391,17 @@ export async function deleteSubjectLeftovers(
   return { jobs, keys };
 }
 
-/** Idempotency keys kept before `cutoff` (they answer a retried request; old ones are done). */
+/**
+ * Idempotency keys kept before `cutoff` (they answer a retried request; old ones are done): the
+ * subject's, or every subject's (a prune's cutoff sweep: no subject is told apart).
+ */
 export async function deleteIdempotencyKeysBefore(
   db: Kysely<StoreSchema>,
   filter: { readonly cutoff: string; readonly subjectUid?: string },
 ): Promise<void> {
   let query = db.deleteFrom("ai_gateway_idempotency_keys").where("created_at", "<", filter.cutoff);
   if (filter.subjectUid !== undefined) query = query.where("subject_uid", "=", filter.subjectUid);
-  await query.execute();
+  await acrossSubjectsUnless(filter.subjectUid, query).execute();
 }
 
 /** A subject's pieces created before `cutoff`, after `after` in id order, at most `limit`. */
@@ -396,6 +427,7 @@ export async function piecesBefore(
 /** The manifests of a subject's calls after `after` in id order (a page), or kept since a time. */
 export function manifestsQuery(
   db: Kysely<StoreSchema>,
+  capabilities: Pick<DialectCapabilities, "dialect">,
   subjectUid: string,
   page: { readonly after: string; readonly limit: number } | { readonly since: string },
 ) {
@@ -404,7 +436,9 @@ export function manifestsQuery(
     .select(["id", "request_manifest", "response_manifest"])
     .where("body_storage", "=", 1);
   return "since" in page
-    ? query.where(subjectOfCall, "=", subjectUid).where("created_at", ">=", page.since)
+    ? query
+        .where(subjectOfCall(capabilities), "=", subjectUid)
+        .where("created_at", ">=", page.since)
     : query
         .where("subject_uid", "=", subjectUid)
         .where("id", ">", page.after)
@@ -414,10 +448,11 @@ export function manifestsQuery(
 
 export async function manifestsOf(
   db: Kysely<StoreSchema>,
+  capabilities: Pick<DialectCapabilities, "dialect">,
   subjectUid: string,
   page: { readonly after: string; readonly limit: number } | { readonly since: string },
 ) {
-  return manifestsQuery(db, subjectUid, page).execute();
+  return manifestsQuery(db, capabilities, subjectUid, page).execute();
 }
 
 /** Locks pieces for the transaction (PostgreSQL): a recorder referring to them waits. */

@@ -89,7 +89,7 @@ export class BodyReader {
       } catch (error) {
         if (!(error instanceof PieceMissing)) throw error;
         if (attempt >= ATTEMPTS) throw bodyGone(error.callId, error.what);
-        const now = await readCallManifests(this.db, row.id);
+        const now = await readCallManifests(this.db, row.subject_uid, row.id);
         if (now === undefined) throw bodyGone(row.id, "the call is gone");
         stored = now.response_manifest;
       }
@@ -100,7 +100,7 @@ export class BodyReader {
   async requestRanges(row: StoredBodies): Promise<PieceRange[]> {
     const cached = this.#flat.get(row.id);
     if (cached !== undefined) return cached;
-    const chain = await readManifestChain(this.db, row.id, MAX_DIFF_DEPTH);
+    const chain = await readManifestChain(this.db, row.subject_uid, row.id, MAX_DIFF_DEPTH);
     // From the nearest flat manifest (or one this reader has) back to the call.
     const manifests: { id: string; manifest: Manifest }[] = [];
     let ranges: PieceRange[] | undefined;

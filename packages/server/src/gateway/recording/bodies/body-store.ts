@@ -174,7 +174,7 @@ export class BodyStore {
     let prepared = preparedFirst;
     for (let again = false; ; again = true) {
       const { subjectUid, base } = prepared;
-      if (base !== undefined && !(await lockCall(db, capabilities, base.base.callId))) {
+      if (base !== undefined && !(await lockCall(db, capabilities, subjectUid, base.base.callId))) {
         throw new StaleBodies();
       }
       const known = prepared.knownPieces;
@@ -263,7 +263,7 @@ export class BodyStore {
     callId: string,
   ): Promise<PieceRange[]> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const chain = await readManifestChain(db, callId, MAX_DIFF_DEPTH);
+      const chain = await readManifestChain(db, subjectUid, callId, MAX_DIFF_DEPTH);
       const diffs: (Manifest & { kind: "diff" })[] = [];
       let ranges: PieceRange[] | undefined;
       for (const link of chain) {

@@ -45,10 +45,11 @@ export async function convertOldBodies(
   let bytesBefore = 0;
   for (;;) {
     const batch = await inTransaction(database, async (db) => {
-      const ids = await claimOldBodyCalls(db, database.capabilities, options.batch ?? 100);
+      // Found across subjects (the migration of old rows); each then read and written naming its owner.
+      const claimed = await claimOldBodyCalls(db, database.capabilities, options.batch ?? 100);
       const done = { calls: 0, bytes: 0 };
-      for (const id of ids) {
-        const row = await findRecordedCall(db, id);
+      for (const { id, subject_uid: subjectUid } of claimed) {
+        const row = await findRecordedCall(db, subjectUid, id);
         if (row === undefined || row.body_storage !== 0) continue;
         const request = Buffer.from(row.request_body, "utf8");
         const response = Buffer.from(row.response_body_base64, "base64");
@@ -56,7 +57,7 @@ export async function convertOldBodies(
           const prepared = await bodies.prepare(row.subject_uid, request, response, fresh, db);
           try {
             const { columns, remembered } = await bodies.write(db, prepared, row.created_at);
-            if (await setPieceBodies(db, id, columns)) {
+            if (await setPieceBodies(db, subjectUid, id, columns)) {
               done.calls++;
               done.bytes += row.request_body.length + row.response_body_base64.length;
               // A base at once: the batch's next calls see this row in their transaction (a
@@ -70,7 +71,7 @@ export async function convertOldBodies(
           }
         }
       }
-      return { claimed: ids.length, ...done };
+      return { claimed: claimed.length, ...done };
     });
     calls += batch.calls;
     bytesBefore += batch.bytes;

@@ -178,6 +178,8 @@ async function packGroup(
     async (db) => {
       // Locked (PostgreSQL): a recorder or prune naming one of them waits, then finds it packed.
       const locked = await readPiecesForUpdate(db, database.capabilities, subjectUid, ids);
+      // In id order, as `rows` (a read by ids comes back in any order, a partitioned table's too).
+      locked.sort((a, b) => a.id - b.id);
       const same =
         locked.length === rows.length &&
         locked.every((row, index) => row.bytes.equals((rows[index] as typeof row).bytes));
