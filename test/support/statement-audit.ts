@@ -18,6 +18,7 @@ import { expect } from "vitest";
 import { partitionBySubject } from "../../packages/server/src/store/partitions.js";
 import {
   ACROSS_SUBJECTS,
+  ownedTableReferences,
   SUBJECT_OWNED_TABLES,
   statementsWithoutSubject,
 } from "../../packages/server/src/store/subject-keys.js";
@@ -103,14 +104,9 @@ export async function statementsReadingSeveralPartitions(
 
 const OWNED = new Set<string>(SUBJECT_OWNED_TABLES);
 const DML = /^\s*(?:\/\*[^*]*\*\/\s*)*(?:select|insert|update|delete|with)\b/i;
-const REFERENCE = /\b(?:from|join|update|into)\s+"?([a-z_]+)"?/gi;
 
 function touchesOwnedTable(text: string): boolean {
-  if (!DML.test(text) || text.includes(";")) return false;
-  for (const match of text.matchAll(REFERENCE)) {
-    if (OWNED.has((match[1] ?? "").toLowerCase())) return true;
-  }
-  return false;
+  return DML.test(text) && !text.includes(";") && ownedTableReferences(text) > 0;
 }
 
 /** The partitions each subject-owned table's scans in the statement's plan read. */

@@ -40,6 +40,15 @@ const REFERENCE = /\b(?:from|join|update|into)\s+"?([a-z_]+)"?/gi;
 const SUBJECT = /\bsubject_uid\b/gi;
 const SCHEMA_CHANGE = /^\s*(?:create|alter|drop|pragma|comment|vacuum|analyze|reindex)\b/i;
 
+/** How many times a statement names a subject-owned table in FROM, JOIN, UPDATE or INTO. */
+export function ownedTableReferences(text: string): number {
+  let references = 0;
+  for (const match of text.matchAll(REFERENCE)) {
+    if (OWNED.has((match[1] ?? "").toLowerCase())) references += 1;
+  }
+  return references;
+}
+
 /**
  * The statements among `texts` that refer to a subject-owned table more often than they name
  * `subject_uid` (each reference in FROM, JOIN, UPDATE or INTO needs its own subject condition,
@@ -50,10 +59,7 @@ export function statementsWithoutSubject(texts: Iterable<string>): string[] {
   const found: string[] = [];
   for (const text of texts) {
     if (SCHEMA_CHANGE.test(text) || text.includes(ACROSS_SUBJECTS)) continue;
-    let references = 0;
-    for (const match of text.matchAll(REFERENCE)) {
-      if (OWNED.has((match[1] ?? "").toLowerCase())) references += 1;
-    }
+    const references = ownedTableReferences(text);
     if (references === 0) continue;
     const named = text.match(SUBJECT)?.length ?? 0;
     if (named < references) found.push(text);
