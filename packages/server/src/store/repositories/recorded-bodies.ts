@@ -260,14 +260,22 @@ export interface PieceFacts {
 export async function smallPieces(
   db: Kysely<StoreSchema>,
   subjectUid: string,
-  filter: { readonly smallerThan: number; readonly before: string; readonly fromId: number },
+  filter: {
+    readonly smallerThan: number;
+    readonly before: string;
+    readonly fromId: number;
+    /** Only ids below this one. */
+    readonly belowId?: number;
+  },
   limit: number,
 ): Promise<PieceFacts[]> {
-  const rows = await db
+  let query = db
     .selectFrom("ai_gateway_body_pieces")
     .select(["id", "size", "created_at"])
     .where("subject_uid", "=", subjectUid)
-    .where("id", ">=", filter.fromId)
+    .where("id", ">=", filter.fromId);
+  if (filter.belowId !== undefined) query = query.where("id", "<", filter.belowId);
+  const rows = await query
     .where("size", "<", filter.smallerThan)
     .where("created_at", "<", filter.before)
     .orderBy("id")

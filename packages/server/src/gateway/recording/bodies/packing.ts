@@ -5,6 +5,7 @@ import {
   insertPack,
   lastPack,
   lockPacks,
+  packsFrom,
   readPacks,
   readPieces,
   readPiecesForUpdate,
@@ -31,7 +32,8 @@ import { decodePackList, encodePackList } from "./pack-list.js";
  * A subject's packs hold runs of ids that do not overlap: a pack takes the subject's pieces
  * after its last pack (that last pack joined again while it is short), and its transaction
  * checks that the last pack is still the one it started from. A piece committed after a pack of
- * later ids (PostgreSQL numbers pieces before their commit) is left as it is.
+ * later ids (PostgreSQL numbers pieces before their commit, and several servers record one
+ * subject) is a stray: the next pass writes the pack whose run holds its id again, with it.
  */
 
 /** The largest pack, before compression (256 KiB packs stored 15 % more on the bench's session). */
@@ -55,6 +57,11 @@ export interface PackReport {
   /** Bytes as stored: of the pieces replaced, and of the packs. */
   bytesBefore: number;
   bytesAfter: number;
+  /**
+   * A pack or piece it read changed before its transaction (another server packed, a prune):
+   * what it left waits for a later pass.
+   */
+  interrupted: boolean;
 }
 
 export interface PackOptions {
@@ -71,11 +78,15 @@ export interface PackOptions {
   readonly beforeEach?: () => Promise<void>;
 }
 
-/** A pack to write: the subject's short last pack (joined again) and pieces after it. */
+/**
+ * A pack to write: the subject's short last pack (joined again) and pieces after it, or (a
+ * stray's repair) a pack and strays of its run, written again under the same id.
+ */
 interface Group {
   readonly rejoin: PackFacts | undefined;
   readonly pieces: PieceFacts[];
   readonly full: boolean;
+  readonly repair?: true;
 }
 
 /** Groups of at most PACK_BYTES, in id order, the first starting with `rejoin`; the last may be short. */
@@ -105,8 +116,26 @@ export async function packSubject(
   subjectUid: string,
   options: PackOptions,
 ): Promise<PackReport> {
-  const report: PackReport = { packs: 0, pieces: 0, bytesBefore: 0, bytesAfter: 0 };
+  const report: PackReport = {
+    packs: 0,
+    pieces: 0,
+    bytesBefore: 0,
+    bytesAfter: 0,
+    interrupted: false,
+  };
   const before = options.before ?? new Date(Date.now() + 1000).toISOString();
+  const add = (group: Group, done: { before: number; after: number }): void => {
+    report.packs++;
+    report.pieces += group.pieces.length;
+    report.bytesBefore += done.before;
+    report.bytesAfter += done.after;
+  };
+  for (const group of await strayGroups(database, subjectUid, before)) {
+    await options.beforeEach?.();
+    const done = await packGroup(database, subjectUid, group, undefined, options.codec);
+    if (done === undefined) report.interrupted = true;
+    else add(group, done);
+  }
   for (;;) {
     const last = await lastPack(database.db, subjectUid);
     const candidates = await smallPieces(
@@ -126,19 +155,50 @@ export async function packSubject(
       await options.beforeEach?.();
       const done = await packGroup(database, subjectUid, group, previous, options.codec);
       // Changed meanwhile (another server packed, a prune): a later pass goes on from there.
-      if (done === undefined) return report;
+      if (done === undefined) return { ...report, interrupted: true };
       previous = done.id;
       packed++;
-      report.packs++;
-      report.pieces += group.pieces.length;
-      report.bytesBefore += done.before;
-      report.bytesAfter += done.after;
+      add(group, done);
     }
     if (packed === 0 || candidates.length < CANDIDATES) return report;
   }
 }
 
-/** Packs one group in one transaction; undefined when a piece or pack of it went meanwhile. */
+/**
+ * The subject's strays (small pieces of ids below its last pack's, committed after the pack of
+ * their run), each with the pack whose run holds it: (previous pack's id, pack's id].
+ */
+async function strayGroups(
+  database: StoreDatabase,
+  subjectUid: string,
+  before: string,
+): Promise<Group[]> {
+  const last = await lastPack(database.db, subjectUid);
+  if (last === undefined) return [];
+  const strays = await smallPieces(
+    database.db,
+    subjectUid,
+    { smallerThan: SMALL_PIECE, before, fromId: 0, belowId: last.id },
+    CANDIDATES,
+  );
+  const groups: Group[] = [];
+  let index = 0;
+  while (index < strays.length) {
+    const [pack] = await packsFrom(database.db, subjectUid, (strays[index] as PieceFacts).id, 1);
+    if (pack === undefined) break;
+    const pieces: PieceFacts[] = [];
+    for (; index < strays.length && (strays[index] as PieceFacts).id < pack.id; index++) {
+      pieces.push(strays[index] as PieceFacts);
+    }
+    groups.push({ rejoin: pack, pieces, full: true, repair: true });
+  }
+  return groups;
+}
+
+/**
+ * Packs one group in one transaction; undefined when a piece or pack of it changed meanwhile.
+ * `previous`: the subject's last pack as the group was chosen (not checked for a repair).
+ */
 async function packGroup(
   database: StoreDatabase,
   subjectUid: string,
@@ -151,22 +211,28 @@ async function packGroup(
   const rows = await readPieces(database.db, subjectUid, ids);
   if (rows.length !== ids.length) return undefined;
   rows.sort((a, b) => a.id - b.id);
-  const parts: Buffer[] = [];
-  const list: { id: number; size: number }[] = [];
+  const entries: { id: number; size: number; bytes: Buffer }[] = [];
   let before = 0;
   if (group.rejoin !== undefined) {
     const [packed] = await readPacks(database.db, subjectUid, [group.rejoin.id]);
-    if (packed === undefined) return undefined;
-    parts.push(decompressPieces([packed]).get(packed.id) as Buffer);
-    for (const piece of decodePackList(packed.id, packed.size, packed.pieces)) list.push(piece);
+    if (packed === undefined || !Buffer.from(packed.pieces).equals(group.rejoin.pieces)) {
+      return undefined;
+    }
+    const bytes = decompressPieces([packed]).get(packed.id) as Buffer;
+    for (const piece of decodePackList(packed.id, packed.size, packed.pieces)) {
+      entries.push({ ...piece, bytes: bytes.subarray(piece.shift, piece.shift + piece.size) });
+    }
     before += packed.bytes.length;
   }
   const plain = decompressPieces(rows);
   for (const row of rows) {
-    parts.push(plain.get(row.id) as Buffer);
-    list.push({ id: row.id, size: row.size });
+    entries.push({ id: row.id, size: row.size, bytes: plain.get(row.id) as Buffer });
     before += row.bytes.length;
   }
+  // A repair's strays go between the pieces of the pack they join.
+  entries.sort((a, b) => a.id - b.id);
+  const list = entries.map(({ id, size }) => ({ id, size }));
+  const parts = entries.map((entry) => entry.bytes);
   const length = list.reduce((sum, piece) => sum + piece.size, 0);
   const pack = compressPack(Buffer.concat(parts, length), codec);
   const id = (list.at(-1) as { id: number }).id;
@@ -188,9 +254,18 @@ async function packGroup(
         const held = [group.rejoin.id];
         const kept = await lockPacks(db, database.capabilities, subjectUid, held, "update");
         if (kept.length !== 1) return undefined;
+        // The same pack still: a repair keeps its id, so another server's may have rewritten it.
+        const [now] = await packsFrom(db, subjectUid, group.rejoin.id, 1);
+        if (now?.id !== group.rejoin.id || !Buffer.from(now.pieces).equals(group.rejoin.pieces)) {
+          return undefined;
+        }
       }
       // Runs of ids that do not overlap: no pack was written since this one's were chosen.
-      if ((await lastPack(db, subjectUid))?.id !== previous) return undefined;
+      if (group.repair !== true && (await lastPack(db, subjectUid))?.id !== previous) {
+        return undefined;
+      }
+      // Before the insert: a repair's pack has the id of the one it replaces.
+      if (group.rejoin !== undefined) await deletePacks(db, subjectUid, [group.rejoin.id]);
       await insertPack(db, {
         id,
         subject_uid: subjectUid,
@@ -201,7 +276,6 @@ async function packGroup(
         bytes: pack.bytes,
       });
       await deletePackedPieces(db, subjectUid, ids);
-      if (group.rejoin !== undefined) await deletePacks(db, subjectUid, [group.rejoin.id]);
       return { id, before, after: pack.bytes.length };
     },
     // A pack lost to a power cut is made again by the next pass.
@@ -222,7 +296,16 @@ interface SubjectState {
   /** Bytes of new pieces since its last pass. */
   pending: number;
   timer: NodeJS.Timeout | undefined;
+  /** Passes in a row that failed or were interrupted. */
+  retries: number;
 }
+
+/**
+ * A pass that failed or was interrupted is tried again (a subject gone idle records nothing
+ * that would start one), after `afterMs` × 4, × 16, … (at most RETRY_MAX_MS), this often.
+ */
+const RETRIES = 5;
+const RETRY_MAX_MS = 10 * 60_000;
 
 /**
  * PostgreSQL: what packing leaves dead (the pieces packed, the packs joined again) is vacuumed
@@ -254,15 +337,20 @@ export class BodyPacking {
   /** A call of the subject stored `bytes` of new pieces. */
   written(subjectUid: string, bytes: number): void {
     if (this.#stopped) return;
-    const state = this.#subjects.get(subjectUid) ?? { pending: 0, timer: undefined };
+    const state = this.#subjects.get(subjectUid) ?? { pending: 0, timer: undefined, retries: 0 };
     this.#subjects.set(subjectUid, state);
     state.pending += bytes;
+    this.#later(subjectUid, state, this.options.afterMs);
+    if (state.pending >= 2 * PACK_BYTES) this.#pass(subjectUid, false);
+  }
+
+  /** An idle pass of the subject in `ms` (instead of one set before). */
+  #later(subjectUid: string, state: SubjectState, ms: number): void {
     if (state.timer !== undefined) clearTimeout(state.timer);
     state.timer = setTimeout(() => {
       state.timer = undefined;
       this.#pass(subjectUid, true);
-    }, this.options.afterMs).unref();
-    if (state.pending >= 2 * PACK_BYTES) this.#pass(subjectUid, false);
+    }, ms).unref();
   }
 
   /** Resolves once the passes queued so far have ended. */
@@ -275,6 +363,7 @@ export class BodyPacking {
     if (state === undefined) return;
     state.pending = 0;
     this.#queue(async () => {
+      let finished = false;
       try {
         const done = await packSubject(this.database, subjectUid, {
           codec: this.options.codec,
@@ -284,8 +373,17 @@ export class BodyPacking {
         if (done.packs > 0 && this.database.capabilities.dialect === "postgres") {
           this.#vacuumDue = true;
         }
+        finished = !done.interrupted;
       } catch (error) {
         this.options.onError?.(error);
+      }
+      state.retries = finished ? 0 : state.retries + 1;
+      if (!finished && state.retries <= RETRIES && state.timer === undefined && !this.#stopped) {
+        this.#later(
+          subjectUid,
+          state,
+          Math.min(this.options.afterMs * 4 ** state.retries, RETRY_MAX_MS),
+        );
       }
       if (all && state.timer === undefined && state.pending === 0) {
         this.#subjects.delete(subjectUid);
