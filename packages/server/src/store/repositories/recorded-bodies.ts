@@ -441,3 +441,18 @@ export async function deletePacks(
 export async function vacuumPiecesAndPacks(db: Kysely<StoreSchema>): Promise<void> {
   await sql`vacuum (skip_locked) ai_gateway_body_pieces, ai_gateway_body_packs`.execute(db);
 }
+
+/**
+ * PostgreSQL: the dead rows the last vacuum of the pieces and packs tables (their partitions)
+ * could not remove (a transaction open meanwhile could still see them), as it reported them.
+ */
+export async function deadRowsLeft(db: Kysely<StoreSchema>): Promise<number> {
+  const { rows } = await sql<{ dead: string | null }>`
+    select sum(pg_stat_get_dead_tuples(t.relid)) as dead
+    from (select 'ai_gateway_body_pieces'::regclass as relid
+      union select 'ai_gateway_body_packs'::regclass
+      -- Their partitions (none for a plain table).
+      union select relid from pg_partition_tree('ai_gateway_body_pieces')
+      union select relid from pg_partition_tree('ai_gateway_body_packs')) t`.execute(db);
+  return Number(rows[0]?.dead ?? 0);
+}

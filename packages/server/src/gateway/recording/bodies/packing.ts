@@ -11,6 +11,7 @@ import {
   readPiecesForUpdate,
   smallPieces,
   vacuumPiecesAndPacks,
+  deadRowsLeft,
   type PackFacts,
   type PieceFacts,
 } from "../../../store/repositories/recorded-bodies.js";
@@ -315,6 +316,11 @@ const RETRY_MAX_MS = 10 * 60_000;
  * little: the pieces waiting to be packed, and the pages written since the last one.
  */
 const VACUUM_EVERY_MS = 1000;
+/**
+ * A vacuum cannot remove rows a transaction open meanwhile may still see (a long report, a
+ * backup): while it leaves dead rows, it runs again, 1, 2, 4 … seconds later, this many times.
+ */
+const VACUUM_AGAIN = 8;
 
 /**
  * The server's packing: a subject is packed once it has recorded nothing for `afterMs` (all its
@@ -327,6 +333,8 @@ export class BodyPacking {
   #stopped = false;
   #vacuumDue = false;
   #vacuumedAt = 0;
+  /** Vacuums in a row that left dead rows. */
+  #vacuumsShort = 0;
   #vacuumTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -372,6 +380,7 @@ export class BodyPacking {
         });
         if (done.packs > 0 && this.database.capabilities.dialect === "postgres") {
           this.#vacuumDue = true;
+          this.#vacuumsShort = 0;
         }
         finished = !done.interrupted;
       } catch (error) {
@@ -400,7 +409,7 @@ export class BodyPacking {
 
   async #vacuum(): Promise<void> {
     if (!this.#vacuumDue || this.#vacuumTimer !== undefined) return;
-    const wait = this.#vacuumedAt + VACUUM_EVERY_MS - Date.now();
+    const wait = this.#vacuumedAt + VACUUM_EVERY_MS * 2 ** this.#vacuumsShort - Date.now();
     if (wait > 0) {
       this.#vacuumTimer = setTimeout(() => {
         this.#vacuumTimer = undefined;
@@ -412,10 +421,16 @@ export class BodyPacking {
     try {
       await this.options.beforeEach?.();
       await vacuumPiecesAndPacks(this.database.db);
+      if ((await deadRowsLeft(this.database.db)) > 0 && this.#vacuumsShort < VACUUM_AGAIN) {
+        this.#vacuumsShort++;
+        this.#vacuumDue = true;
+      }
     } catch (error) {
       this.options.onError?.(error);
     }
     this.#vacuumedAt = Date.now();
+    // Its next turn, when it left dead rows.
+    if (this.#vacuumDue) await this.#vacuum();
   }
 
   /** Stops the timers and waits for a pass under way. */
