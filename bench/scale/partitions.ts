@@ -2,14 +2,15 @@
  * Partitioned against unpartitioned PostgreSQL (issue 34 item 2; docs/scale.md, "Partitions"):
  * two stores of the same rows (bench/workload/store-rows.ts: 1,000 subjects, conversations of
  * 20 messages, `--messages` in all, default 1,000,000; `--quick` 100,000), one with its
- * subject-owned tables hash-partitioned by subject (`--partitions`, default 16). Timed through
+ * subject-owned tables hash-partitioned by subject into each count `--partitions` lists
+ * (default 4,16: one store per count). Timed through
  * the gateway's own store, blocks of 50 taking turns between the two, p50 of each:
  * - append a turn (a user message and an answer) to the tip of a random conversation, each
  *   conversation once;
  * - read the context of a random conversation's tip.
  * Goal: each ≤ 1.1× the unpartitioned store's.
  *
- *   node bin/run-ts.js bench/scale/partitions.ts [--quick] [--messages N] [--partitions 16] [--samples 400]
+ *   node bin/run-ts.js bench/scale/partitions.ts [--quick] [--messages N] [--partitions 4,16] [--samples 400]
  */
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
@@ -22,12 +23,16 @@ const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     messages: { type: "string" },
-    partitions: { type: "string", default: "16" },
+    partitions: { type: "string", default: "4,16" },
     samples: { type: "string" },
   },
 });
 const MESSAGES = Number(values.messages ?? (values.quick === true ? 100_000 : 1_000_000));
-const PARTITIONS = Number(values.partitions);
+const PARTITIONS = values.partitions.split(",").map(Number);
+if (PARTITIONS.some((count) => !Number.isInteger(count) || count < 2)) {
+  process.stderr.write(`--partitions: whole numbers of 2 or more, comma-separated (e.g. 4,16)\n`);
+  process.exit(2);
+}
 const SAMPLES = Number(values.samples ?? (values.quick === true ? 200 : 400));
 const BLOCK = 50;
 const CONVERSATIONS = Math.ceil(MESSAGES / SEED_DEPTH / SEED_CHUNK) * SEED_CHUNK;
@@ -100,31 +105,38 @@ const p50 = (times: readonly number[]) =>
   [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0;
 
 const plain = await seeded("unpartitioned", undefined);
-const split = await seeded(`${PARTITIONS} partitions`, PARTITIONS);
+const splits: Store[] = [];
 try {
+  for (const count of PARTITIONS) splits.push(await seeded(`${count} partitions`, count));
+  const stores = [plain, ...splits];
   // A warm-up block each, not counted.
-  await block(plain, 0);
-  await block(split, 0);
-  plain.appendTimes.length = plain.readTimes.length = 0;
-  split.appendTimes.length = split.readTimes.length = 0;
-  for (let at = BLOCK; at < BLOCK + SAMPLES; at += BLOCK) {
-    await block(plain, at);
-    await block(split, at);
+  for (const store of stores) {
+    await block(store, 0);
+    store.appendTimes.length = store.readTimes.length = 0;
   }
-  const row = (what: string, a: number, b: number) =>
-    `| ${what} | ${a.toFixed(2)} ms | ${b.toFixed(2)} ms | ${(b / a).toFixed(2)}× |`;
+  for (let at = BLOCK; at < BLOCK + SAMPLES; at += BLOCK) {
+    for (const store of stores) await block(store, at);
+  }
+  const row = (what: string, times: (store: Store) => number[]) => {
+    const base = p50(times(plain));
+    const cells = splits.map((split) => {
+      const value = p50(times(split));
+      return `${value.toFixed(2)} ms (${(value / base).toFixed(2)}×)`;
+    });
+    return `| ${what} | ${base.toFixed(2)} ms | ${cells.join(" | ")} |`;
+  };
   process.stdout.write(
     [
-      `PostgreSQL, ${(CONVERSATIONS * SEED_DEPTH).toLocaleString("en")} messages of ${SEED_SUBJECTS.toLocaleString("en")} subjects, p50 of ${SAMPLES}`,
+      `PostgreSQL, ${(CONVERSATIONS * SEED_DEPTH).toLocaleString("en")} messages of ${SEED_SUBJECTS.toLocaleString("en")} subjects, p50 of ${SAMPLES}; ratio to unpartitioned, goal ≤ 1.1×`,
       "",
-      `| operation | unpartitioned | ${PARTITIONS} partitions by subject | ratio (goal ≤ 1.1×) |`,
-      "| --- | ---: | ---: | ---: |",
-      row("append a turn", p50(plain.appendTimes), p50(split.appendTimes)),
-      row("read a context (20 messages)", p50(plain.readTimes), p50(split.readTimes)),
+      `| operation | unpartitioned | ${PARTITIONS.map((count) => `${count} partitions by subject`).join(" | ")} |`,
+      `| --- | ---: | ${PARTITIONS.map(() => "---:").join(" | ")} |`,
+      row("append a turn", (store) => store.appendTimes),
+      row("read a context (20 messages)", (store) => store.readTimes),
       "",
     ].join("\n"),
   );
 } finally {
   await plain.fresh.cleanup();
-  await split.fresh.cleanup();
+  for (const split of splits) await split.fresh.cleanup();
 }

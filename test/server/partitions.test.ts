@@ -107,6 +107,111 @@ describe.skipIf(postgresUrl === undefined)(
       }
     });
 
+    it("foreign keys are declared per partition, each on the partition of the same number, and still refuse a row that refers to nothing", async () => {
+      const fresh = await freshDatabase("postgres", { migrate: false });
+      const keys = async () =>
+        (
+          await sql<{ key: string }>`
+          select t.relname || ' ' || c.conname || ' -> ' || r.relname as key
+          from pg_constraint c join pg_class t on t.oid = c.conrelid join pg_class r on r.oid = c.confrelid
+          where c.contype = 'f' and t.relnamespace = to_regnamespace(current_schema())
+          order by 1`.execute(fresh.database.db)
+        ).rows.map((row) => row.key);
+      try {
+        await migrateDatabase(fresh.database);
+        const whole = await keys();
+        expect(whole).toContain(
+          "ai_gateway_messages ai_gateway_messages_conversation_fkey -> ai_gateway_conversations",
+        );
+        const migrate = async () => {
+          const io = bufferIO();
+          const code = await main(
+            ["db", "migrate", "--db", fresh.locationText, "--partitions", "4"],
+            io,
+          );
+          expect(code, io.err()).toBe(0);
+        };
+        await migrate();
+        const perPartition = whole.flatMap((key) => {
+          const [table, name, , reference] = key.split(" ");
+          return [0, 1, 2, 3].map((r) => `${table}_p${r} ${name}_p${r} -> ${reference}_p${r}`);
+        });
+        expect(await keys()).toEqual([...perPartition].sort());
+
+        // A store partitioned by an earlier version (keys on the whole table): the next run
+        // declares them per partition.
+        for (let r = 0; r < 4; r++) {
+          await sql`alter table ${sql.id(`ai_gateway_messages_p${r}`)}
+            drop constraint ${sql.id(`ai_gateway_messages_conversation_fkey_p${r}`)}`.execute(
+            fresh.database.db,
+          );
+        }
+        await sql`alter table ai_gateway_messages add constraint ai_gateway_messages_conversation_fkey
+          foreign key (subject_uid, conversation_id)
+          references ai_gateway_conversations (subject_uid, id)`.execute(fresh.database.db);
+        await migrate();
+        expect(await keys()).toEqual([...perPartition].sort());
+
+        const subject = uniqueName("p");
+        await appendTwoTurns(new GatewayMessageStore(fresh.database), subject);
+        const orphan = sql`insert into ai_gateway_messages
+          (id, subject_uid, conversation_id, previous_message_id, type, role, status, content,
+           metadata, branch_id, depth, context_start_depth, created_at, updated_at)
+          select 'msg_orphan', subject_uid, 'conv_missing', null, type, role, status, content,
+            metadata, branch_id, 99, 0, created_at, updated_at
+          from ai_gateway_messages where subject_uid = ${subject} limit 1`;
+        await expect(orphan.execute(fresh.database.db)).rejects.toThrow(
+          /ai_gateway_messages_conversation_fkey_p\d/,
+        );
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
+    it("an append's own checks lock one partition of each table: its foreign keys and the conversation counts", async () => {
+      const fresh = await freshDatabase("postgres", { migrate: false });
+      try {
+        await migrateDatabase(fresh.database);
+        const io = bufferIO();
+        const code = await main(
+          ["db", "migrate", "--db", fresh.locationText, "--partitions", "4"],
+          io,
+        );
+        expect(code, io.err()).toBe(0);
+        const subject = uniqueName("p");
+        const [tip] = await appendTwoTurns(new GatewayMessageStore(fresh.database), subject);
+        const read = await fresh.database.db.transaction().execute(async (trx) => {
+          // As the append writes a message: the row's foreign keys are checked and the count
+          // trigger updates its conversation, all inside this transaction.
+          await sql`insert into ai_gateway_messages
+            (id, subject_uid, conversation_id, previous_message_id, type, role, status, content,
+             metadata, branch_id, depth, context_start_depth, created_at, updated_at)
+            select 'msg_next', subject_uid, conversation_id, id, type, role, status, content,
+              metadata, branch_id, depth + 1, context_start_depth, created_at, updated_at
+            from ai_gateway_messages where subject_uid = ${subject} and id = ${tip?.id}`.execute(
+            trx,
+          );
+          // What a statement plans or runs on, it locks (PostgreSQL 15 locks every partition
+          // of a generic plan, pruned or not): the partitions, and their indexes, locked here.
+          const scans = await sql<{ partition: string }>`
+            select distinct c.relname as partition from pg_locks l join pg_class c on c.oid = l.relation
+            where l.pid = pg_backend_pid() and l.locktype = 'relation'
+              and c.relnamespace = to_regnamespace(current_schema()) and c.relname ~ '_p[0-9]+$'
+            order by 1`.execute(trx);
+          const home = await sql<{ partition: string }>`
+            select tableoid::regclass::text as partition from ai_gateway_conversations
+            where subject_uid = ${subject}`.execute(trx);
+          return { scans: scans.rows.map((row) => row.partition), home: home.rows[0]?.partition };
+        });
+        const number = read.home?.match(/_p[0-9]+$/)?.[0];
+        expect(number).toBeDefined();
+        expect(read.scans).toContain(`ai_gateway_conversations${number}`);
+        expect(read.scans.filter((partition) => !partition.endsWith(number ?? ""))).toEqual([]);
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
     it("--partitions that is not a whole number from 2 to 1024, or for SQLite, is a usage error", async () => {
       for (const bad of ["1", "abc", "2000", "4.5"]) {
         const io = bufferIO();

@@ -40,8 +40,11 @@ async function keysOf(database: StoreDatabase, table: string): Promise<Key[]> {
         case when c.contype = 'f' then array(select a.attname from unnest(c.confkey) with ordinality k(n, i)
           join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.n order by k.i)::text[] end as refs
       from pg_constraint c join pg_class t on t.oid = c.conrelid
-      where t.relname = ${table} and t.relnamespace = to_regnamespace(current_schema())
-        and c.contype in ('p', 'u', 'f')`.execute(db);
+      where t.relnamespace = to_regnamespace(current_schema()) and c.contype in ('p', 'u', 'f')
+        and c.conparentid = 0
+        -- A partitioned store declares its foreign keys on each partition (store/partitions.ts).
+        and (t.relname = ${table} or t.oid in (select i.inhrelid from pg_inherits i
+          where i.inhparent = to_regclass(${table})))`.execute(db);
     const unique = await sql<{ columns: string[] }>`
       select array(select a.attname from unnest(i.indkey::int2[]) with ordinality k(n, o)
           join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.n order by k.o)::text[] as columns
@@ -232,7 +235,7 @@ describeEachDialect("issue 34 item 1: the subject in every key", (getDatabase, d
       expect(rowsBefore["background_agent_job_turn_items"]).toHaveLength(4);
 
       const report = await migrateDatabase(fresh.database);
-      expect(report.applied).toEqual(["0021-subject-keys"]);
+      expect(report.applied).toEqual(storeMigrations.slice(before).map((next) => next.name));
       expect(await snapshot(fresh.database)).toEqual(rowsBefore);
 
       // The search index still finds the rows by their (kept) rowids.

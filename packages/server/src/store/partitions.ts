@@ -20,7 +20,10 @@ export interface PartitionReport {
  * (store/subject-keys.ts) reads and writes one partition, and the same schema can be
  * distributed by Citus (docs/scale.md, "Partitions"). A table that is not partitioned yet is
  * made again: created partitioned, its rows copied, its keys, indexes and triggers made again
- * under their names, the old table dropped. One transaction under the migrations' lock: servers
+ * under their names, the old table dropped. Foreign keys between them are declared per partition
+ * (partition r of a table refers to partition r of the other: the same subjects hash there), so
+ * a check reads one plain table instead of planning a partitioned one each time. One
+ * transaction under the migrations' lock: servers
  * starting together convert once; readers and writers of the tables wait until it commits.
  * Tables already split into `count` partitions are left as they are; a different count is
  * refused (repartitioning is a copy to a new database: `verbatim export` / `import`).
@@ -95,25 +98,59 @@ async function convert(
     );
   }
   const tables = SUBJECT_OWNED_TABLES.filter((table) => current.get(table) === 0);
-  if (tables.length === 0) return { partitions: count, converted: [] };
-  // Foreign keys between the tables go first (each depends on the key it refers to) and come
-  // back last, as they were.
-  const foreign = await sql<{ table: string; name: string; definition: string }>`
-    select c.conrelid::regclass::text as "table", c.conname as name,
-      pg_get_constraintdef(c.oid) as definition
-    from pg_constraint c join pg_class t on t.oid = c.conrelid
-    where c.contype = 'f' and t.relnamespace = to_regnamespace(current_schema())
-      and t.relname in (${sql.join([...SUBJECT_OWNED_TABLES])})`.execute(db);
+  // Foreign keys declared on a whole table (all of them before a conversion; a later
+  // migration's, or an earlier version's, after one): they go first (each depends on the key it
+  // refers to) and come back per partition.
+  const foreign = await sql<ForeignKey>`
+    select t.relname as "table", r.relname as reference, c.confrelid::regclass::text as "referenceText",
+      c.conname as name, pg_get_constraintdef(c.oid) as definition
+    from pg_constraint c join pg_class t on t.oid = c.conrelid join pg_class r on r.oid = c.confrelid
+    where c.contype = 'f' and c.conparentid = 0 and t.relnamespace = to_regnamespace(current_schema())
+      and t.relname in (${sql.join([...SUBJECT_OWNED_TABLES])})
+      and r.relname in (${sql.join([...SUBJECT_OWNED_TABLES])})
+    order by t.relname, c.conname`.execute(db);
+  if (tables.length === 0 && foreign.rows.length === 0) return { partitions: count, converted: [] };
   for (const key of foreign.rows) {
-    await sql`alter table ${sql.raw(key.table)} drop constraint ${sql.id(key.name)}`.execute(db);
+    await sql`alter table ${sql.id(key.table)} drop constraint ${sql.id(key.name)}`.execute(db);
   }
   for (const table of tables) await partitionTable(db, table, count);
-  for (const key of foreign.rows) {
-    await sql`alter table ${sql.raw(key.table)} add constraint ${sql.id(key.name)} ${sql.raw(key.definition)}`.execute(
-      db,
-    );
-  }
+  for (const key of foreign.rows) await partitionForeignKey(db, key, count);
   return { partitions: count, converted: tables };
+}
+
+interface ForeignKey {
+  readonly table: string;
+  readonly reference: string;
+  /** The referenced table as pg_get_constraintdef names it. */
+  readonly referenceText: string;
+  readonly name: string;
+  readonly definition: string;
+}
+
+/**
+ * A foreign key made again on each partition, referring to the partition of the same number:
+ * both tables are hashed by `subject_uid` into the same count, and the key starts with it, so a
+ * row and the row it refers to are always in partitions of one number. Declared on the whole
+ * table, each insert's check would be a query on a partitioned table, planned again every time
+ * (PostgreSQL 15 locks every partition of a generic plan).
+ */
+async function partitionForeignKey(
+  db: Kysely<unknown>,
+  key: ForeignKey,
+  count: number,
+): Promise<void> {
+  const references = `REFERENCES ${key.referenceText}(`;
+  if (!key.definition.includes(references)) {
+    throw new Error(`foreign key ${key.name}: cannot read ${key.definition}`);
+  }
+  for (let remainder = 0; remainder < count; remainder++) {
+    const definition = key.definition.replace(
+      references,
+      `REFERENCES "${key.reference}_p${remainder}"(`,
+    );
+    await sql`alter table ${sql.id(`${key.table}_p${remainder}`)}
+      add constraint ${sql.id(`${key.name}_p${remainder}`)} ${sql.raw(definition)}`.execute(db);
+  }
 }
 
 async function partitionTable(db: Kysely<unknown>, table: string, count: number): Promise<void> {

@@ -19,6 +19,7 @@ import { sharedRateLimitsMigration } from "./0018-shared-rate-limits.js";
 import { serverCoordinationMigration } from "./0019-server-coordination.js";
 import { recordedBodyPacksMigration } from "./0020-recorded-body-packs.js";
 import { subjectKeysMigration } from "./0021-subject-keys.js";
+import { conversationCountsPerSubjectMigration } from "./0022-conversation-counts-per-subject.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -47,4 +48,5 @@ export const storeMigrations: readonly Migration[] = [
   serverCoordinationMigration,
   recordedBodyPacksMigration,
   subjectKeysMigration,
+  conversationCountsPerSubjectMigration,
 ];
