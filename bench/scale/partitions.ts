@@ -1,10 +1,10 @@
 /**
  * Partitioned against unpartitioned PostgreSQL (issue 34 item 2; docs/scale.md, "Partitions"):
- * two stores of the same rows (bench/workload/store-rows.ts: 1,000 subjects, conversations of
- * 20 messages, `--messages` in all, default 1,000,000; `--quick` 100,000), one with its
- * subject-owned tables hash-partitioned by subject into each count `--partitions` lists
- * (default 4,16: one store per count). Timed through
- * the gateway's own store, blocks of 50 taking turns between the two, p50 of each:
+ * stores of the same rows (bench/workload/store-rows.ts: 1,000 subjects, conversations of
+ * 20 messages, `--messages` in all, default 1,000,000; `--quick` 100,000): one unpartitioned,
+ * and one hash-partitioned by subject into each count `--partitions` lists (default 4,16).
+ * Timed through the gateway's own store, blocks of 50 taking turns between the stores, p50 of
+ * each:
  * - append a turn (a user message and an answer) to the tip of a random conversation, each
  *   conversation once;
  * - read the context of a random conversation's tip.

@@ -1,5 +1,6 @@
 import type { StoreDatabase } from "../../../store/database.js";
 import {
+  deadRowsLeft,
   deletePackedPieces,
   deletePacks,
   insertPack,
@@ -11,7 +12,6 @@ import {
   readPiecesForUpdate,
   smallPieces,
   vacuumPiecesAndPacks,
-  deadRowsLeft,
   type PackFacts,
   type PieceFacts,
 } from "../../../store/repositories/recorded-bodies.js";
@@ -318,7 +318,7 @@ const RETRY_MAX_MS = 10 * 60_000;
 const VACUUM_EVERY_MS = 1000;
 /**
  * A vacuum cannot remove rows a transaction open meanwhile may still see (a long report, a
- * backup): while it leaves dead rows, it runs again, 1, 2, 4 … seconds later, this many times.
+ * backup): while it leaves dead rows, it runs again, 2, 4, 8 … seconds later, this many times.
  */
 const VACUUM_AGAIN = 8;
 
