@@ -15,10 +15,12 @@
  * Goals: a list page p50 < 20 ms at any depth; search p50 < 50 ms for a word, < 100 ms for a
  * phrase, any page.
  *
- *   node bin/run-ts.js bench/server/console-scale.ts [--quick] [--messages N] [--dialects sqlite,postgres]
+ *   node bin/run-ts.js bench/server/console-scale.ts [--quick] [--messages N] [--dialects sqlite,postgres] [--explain]
+ *
+ * `--explain`: PostgreSQL's plans (`EXPLAIN ANALYZE, BUFFERS`) of the statements each search page runs, on stderr.
  */
 import { parseArgs } from "node:util";
-import { sql, type Insertable, type Kysely } from "kysely";
+import { CompiledQuery, sql, type Insertable, type Kysely } from "kysely";
 import type { StoreDatabase } from "../../packages/server/src/store/database.js";
 import {
   listConversations,
@@ -314,15 +316,36 @@ async function baselineSearch(database: StoreDatabase, query: string, offset: nu
   });
 }
 
-/** `--explain`: PostgreSQL's plan of a search's first page, with its timings, on stderr. */
-async function explainSearch(database: StoreDatabase, query: string): Promise<void> {
-  const escaped = JSON.stringify(query).slice(1, -1);
-  const plan = await sql<{ "QUERY PLAN": string }>`explain (analyze, buffers)
-    select * from (select 'message' as kind, m.id as id, m.conversation_id as parent_id,
-      m.created_at as created_at, m.content::text as body
-      from ai_gateway_messages m where m.content::text ilike ${`%${escaped}%`} escape '\\') hits
-    order by created_at desc, parent_id desc, id desc limit ${PAGE + 1}`.execute(database.db);
-  log(plan.rows.map((row) => row["QUERY PLAN"]).join("\n"));
+/** The statements the store runs while `captured.on` (for `--explain`). */
+const captured: { on: boolean; statements: { text: string; values: readonly unknown[] }[] } = {
+  on: false,
+  statements: [],
+};
+
+/**
+ * `--explain`: PostgreSQL's plans of the statements a search's page runs (as the store runs
+ * them, with their parameters), with their timings and buffers, on stderr.
+ */
+async function explainSearch(
+  database: StoreDatabase,
+  query: string,
+  after: SearchKey | undefined,
+): Promise<void> {
+  captured.statements = [];
+  captured.on = true;
+  try {
+    await searchConsole(database.db, database.capabilities, { query, limit: PAGE + 1, after });
+  } finally {
+    captured.on = false;
+  }
+  for (const { text, values } of captured.statements) {
+    const plan = await database.db.executeQuery<{ "QUERY PLAN": string }>(
+      CompiledQuery.raw(`explain (analyze, buffers) ${text}`, [...values]),
+    );
+    log(
+      `${query}${after === undefined ? "" : " (deep page)"}:\n${plan.rows.map((row) => row["QUERY PLAN"]).join("\n")}`,
+    );
+  }
 }
 
 async function searchRows(database: StoreDatabase, dialect: string): Promise<Row[]> {
@@ -348,7 +371,7 @@ async function searchRows(database: StoreDatabase, dialect: string): Promise<Row
       );
       const baselineMs = await p50(() => baselineSearch(database, query, offset));
       if (values.explain === true && database.capabilities.dialect === "postgres") {
-        await explainSearch(database, query);
+        await explainSearch(database, query, after);
       }
       rows.push({
         dialect,
@@ -366,7 +389,11 @@ async function searchRows(database: StoreDatabase, dialect: string): Promise<Row
 
 const results: Row[] = [];
 for (const dialect of dialects) {
-  const fresh = await freshDatabase(dialect);
+  const fresh = await freshDatabase(dialect, {
+    onStatement: (text, parameters) => {
+      if (captured.on) captured.statements.push({ text, values: parameters ?? [] });
+    },
+  });
   try {
     log(`${dialect}: seeding ${MESSAGES.toLocaleString("en")} messages`);
     await seed(fresh.database);

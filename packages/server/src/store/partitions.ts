@@ -185,8 +185,15 @@ async function partitionTable(db: Kysely<unknown>, table: string, count: number)
   }
   for (const index of indexes.rows) await sql.raw(index.definition).execute(db);
   for (const trigger of triggers.rows) await sql.raw(trigger.definition).execute(db);
-  // Each partition's index takes its table's index name and the partition's number (PostgreSQL
-  // names them after their columns), so plans read as the table's own do.
+  await namePartitionIndexes(db, table);
+}
+
+/**
+ * Each partition's index of `table` takes its table's index name and the partition's number
+ * (PostgreSQL names them after their columns), so plans read as the table's own do. Indexes
+ * named so already keep their names; a plain table has none to name.
+ */
+export async function namePartitionIndexes(db: Kysely<unknown>, table: string): Promise<void> {
   const children = await sql<{ child: string; name: string }>`
     select c.relname as child, p.relname || substring(t.relname from '_p[0-9]+$') as name
     from pg_index pi join pg_class p on p.oid = pi.indexrelid
@@ -194,7 +201,8 @@ async function partitionTable(db: Kysely<unknown>, table: string, count: number)
       join pg_class c on c.oid = i.inhrelid
       join pg_index ci on ci.indexrelid = c.oid
       join pg_class t on t.oid = ci.indrelid
-    where pi.indrelid = ${table}::regclass`.execute(db);
+    where pi.indrelid = ${table}::regclass
+      and c.relname <> p.relname || substring(t.relname from '_p[0-9]+$')`.execute(db);
   for (const index of children.rows) {
     await sql`alter index ${sql.id(index.child)} rename to ${sql.id(index.name)}`.execute(db);
   }

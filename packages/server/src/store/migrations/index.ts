@@ -20,6 +20,7 @@ import { serverCoordinationMigration } from "./0019-server-coordination.js";
 import { recordedBodyPacksMigration } from "./0020-recorded-body-packs.js";
 import { subjectKeysMigration } from "./0021-subject-keys.js";
 import { conversationCountsPerSubjectMigration } from "./0022-conversation-counts-per-subject.js";
+import { phraseTrigramsMigration } from "./0023-phrase-trigrams.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -49,4 +50,5 @@ export const storeMigrations: readonly Migration[] = [
   recordedBodyPacksMigration,
   subjectKeysMigration,
   conversationCountsPerSubjectMigration,
+  phraseTrigramsMigration,
 ];

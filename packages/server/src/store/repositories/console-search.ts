@@ -2,8 +2,8 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
 import { SEARCH_CONTAINS_FUNCTION } from "../search-fold.js";
-import { SEARCH_INDEXES } from "../search-indexes.js";
 import { ACROSS_SUBJECTS } from "../subject-keys.js";
+import { SEARCH_INDEXES, trigramQuery, trigramText } from "../search-indexes.js";
 import { PROBE_ROWS, probeStatement, type SearchKeyRow } from "./console-search-probe.js";
 
 /**
@@ -13,7 +13,8 @@ import { PROBE_ROWS, probeStatement, type SearchKeyRow } from "./console-search-
  * it reads the FTS5 trigram index of migration 0007 (a phrase query for three characters or
  * more, plus a scan with the index's fold of the rows an import left for it to catch up; shorter
  * text, such as one emoji, is matched with LIKE over the same index table, which reads every
- * row); on PostgreSQL it is `ILIKE` on the JSON text.
+ * row); on PostgreSQL it is `ILIKE` on the JSON text, its candidates found by the trigram index
+ * of the text without spaces (migration 0023).
  */
 export interface SearchRow {
   readonly kind: "message" | "item";
@@ -234,14 +235,19 @@ export async function searchConsole(
         where ${notIndexedYet("background_agent_job_turn_items", "i", query, ofSubject("i"))}`;
     }
   } else {
+    // The trigram index holds the text without spaces (store/search-indexes.ts): the query
+    // without its spaces finds the candidates, the query as written decides.
+    const candidates = (column: string) =>
+      sql`${trigramText(sql.ref(column))} ilike ${likePattern(trigramQuery(query))} escape '\\'
+        and ${sql.ref(column)}::text ilike ${like} escape '\\'`;
     messages = sql`select 'message' as kind, m.id as id, m.conversation_id as parent_id,
         null as turn_id, m.subject_uid as subject_uid, m.created_at as created_at
       from ai_gateway_messages m
-      where m.content::text ilike ${like} escape '\\'${ofSubject("m")}`;
+      where ${candidates("m.content")}${ofSubject("m")}`;
     items = sql`select 'item' as kind, i.item_key as id, i.job_id as parent_id,
         i.turn_id as turn_id, i.subject_uid as subject_uid, i.created_at as created_at
       from background_agent_job_turn_items i
-      where i.item::text ilike ${like} escape '\\'${ofSubject("i")}`;
+      where ${candidates("i.item")}${ofSubject("i")}`;
   }
   // The page after the previous one's last match, by key (no OFFSET: a deep page costs what
   // the first does).
