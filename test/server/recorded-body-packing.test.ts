@@ -372,7 +372,12 @@ describe.skipIf(postgresUrl === undefined)("issue 33: packing on PostgreSQL", ()
 
   it("issue 33: a vacuum that a long transaction kept from removing the packed pieces runs again once it ends", async () => {
     const database = fresh.database;
-    const own = new RecordedCalls(database, { gatewayMessages: false, packAfterMs: 5 });
+    const errors: unknown[] = [];
+    const own = new RecordedCalls(database, {
+      gatewayMessages: false,
+      packAfterMs: 5,
+      onLeftoverError: (error) => errors.push(error),
+    });
     const reader = new pg.Client({ connectionString: fresh.locationText });
     await reader.connect();
     try {
@@ -381,15 +386,33 @@ describe.skipIf(postgresUrl === undefined)("issue 33: packing on PostgreSQL", ()
       await reader.query("select count(*) from ai_gateway_body_pieces");
       const subject = uniqueName("long_reader");
       const sent = await record(own, sessionCalls(subject, 11, 20, 4000));
-      await until(async () => (await rows(database, "pieces", subject)).length === 0, 20_000);
-      await until(async () => (await deadRows("ai_gateway_body_pieces")) > 0, 20_000);
+      await until(
+        async () => {
+          if (errors.length > 0) throw errors[0];
+          return (await rows(database, "pieces", subject)).length === 0;
+        },
+        20_000,
+        10,
+        "every piece packed",
+      );
+      await until(
+        async () => (await deadRows("ai_gateway_body_pieces")) > 0,
+        20_000,
+        10,
+        "the packed pieces counted dead",
+      );
       // Past the vacuum a pass leaves for later (at most one a second): still held.
       await new Promise((resolve) => setTimeout(resolve, 2500));
       expect(await deadRows("ai_gateway_body_pieces")).toBeGreaterThan(0);
       expect(await relationSize("ai_gateway_body_pieces")).toBeGreaterThan(0);
       await reader.query("commit");
       // Nothing more is recorded: the vacuums that follow give the pages back.
-      await until(async () => (await relationSize("ai_gateway_body_pieces")) === 0, 45_000);
+      await until(
+        async () => (await relationSize("ai_gateway_body_pieces")) === 0,
+        45_000,
+        10,
+        "the pieces table's pages given back",
+      );
       await readAll(database, sent);
     } finally {
       await reader.end();
