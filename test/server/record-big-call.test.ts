@@ -8,9 +8,12 @@
  */
 import { request } from "node:http";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { upstreamConfigFromEnv } from "../../packages/server/src/server/upstream/config.js";
+import type { StoreDatabase } from "../../packages/server/src/store/database.js";
+import { SUBJECT_OWNED_TABLES } from "../../packages/server/src/store/subject-keys.js";
 import { describeEachDialect, uniqueName } from "../support/databases.js";
 import {
   startFixedAnswerUpstream,
@@ -44,6 +47,29 @@ function post(port: number, key: string, body: string): Promise<{ status: number
     call.on("error", reject);
     call.end(body);
   });
+}
+
+/** PostgreSQL: `analyze` once the subject's placing has 2,000 chain nodes (or it ended). */
+async function analyzeOnceUnderWay(
+  database: StoreDatabase,
+  subject: string,
+  ended: () => boolean,
+): Promise<void> {
+  if (database.capabilities.dialect !== "postgres") return;
+  for (;;) {
+    if (ended()) return;
+    const nodes = await database.db
+      .selectFrom("ai_gateway_chain_nodes")
+      .select((eb) => eb.fn.countAll<number>().as("count"))
+      .where("subject_uid", "=", subject)
+      .executeTakeFirstOrThrow();
+    if (Number(nodes.count) >= 2000) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // This store's tables only (other test files' schemas share the database).
+  await sql`analyze ${sql.join(SUBJECT_OWNED_TABLES.map((table) => sql.table(table)))}`.execute(
+    database.db,
+  );
 }
 
 describeEachDialect("a recorded call of many messages (issue 31)", (getDatabase) => {
@@ -90,6 +116,10 @@ describeEachDialect("a recorded call of many messages (issue 31)", (getDatabase)
     // Placing 60,000 messages beside B's calls takes a minute or two on PostgreSQL on a loaded
     // machine; a placing that does not end fails the test with callsPlaced's error.
     const placing = callsPlaced(getDatabase(), a, 1, 300_000).finally(() => (placed = true));
+    // PostgreSQL here runs without autovacuum: once the placing is under way, the statistics it
+    // would gather, so that the plans made on the nearly empty tables are made again (docs/scale.md,
+    // "Statistics").
+    const analyzed = analyzeOnceUnderWay(getDatabase(), a, () => placed);
     const latencies: number[] = [];
     while (!placed) {
       const answer = await post(port, keyB, small);
@@ -98,6 +128,7 @@ describeEachDialect("a recorded call of many messages (issue 31)", (getDatabase)
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await placing;
+    await analyzed;
     histogram.disable();
     expect(histogram.max / 1e6).toBeLessThan(LONGEST_BLOCK_MS);
     expect(Math.max(...latencies)).toBeLessThan(LONGEST_BLOCK_MS * 2);
