@@ -119,13 +119,17 @@ export const consoleListsAndSearchMigration: Migration = {
   },
 };
 
+/** The schema holding `pg_trgm`; undefined when it is not installed. */
+export async function installedTrigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
+  return (
+    await sql<{ schema: string }>`select extnamespace::regnamespace::text as schema
+      from pg_extension where extname = 'pg_trgm'`.execute(db)
+  ).rows[0]?.schema;
+}
+
 /** The schema holding `pg_trgm`, created in `public` if it can be; undefined if not. */
 async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
-  const installed = async () =>
-    (
-      await sql<{ schema: string }>`select extnamespace::regnamespace::text as schema
-        from pg_extension where extname = 'pg_trgm'`.execute(db)
-    ).rows[0]?.schema;
+  const installed = () => installedTrigramSchema(db);
   const found = await installed();
   if (found !== undefined) return found;
   // Not allowed or not available: the migration goes on without it (a savepoint keeps the

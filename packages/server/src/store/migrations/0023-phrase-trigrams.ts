@@ -2,6 +2,7 @@ import { sql, type Kysely } from "kysely";
 import type { DialectCapabilities } from "../capabilities.js";
 import { namePartitionIndexes } from "../partitions.js";
 import { SEARCH_INDEXES, trigramText } from "../search-indexes.js";
+import { installedTrigramSchema } from "./0017-console-lists-and-search.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -18,13 +19,12 @@ export const phraseTrigramsMigration: Migration = {
   name: "0023-phrase-trigrams",
   async up(db: Kysely<unknown>, capabilities: DialectCapabilities): Promise<void> {
     if (capabilities.dialect !== "postgres") return;
+    const schema = await installedTrigramSchema(db);
+    if (schema === undefined) return;
     for (const { table, column, trigramIndex: index } of SEARCH_INDEXES) {
-      const found = await sql<{ schema: string }>`
-        select e.extnamespace::regnamespace::text as schema
-        from pg_class i, pg_extension e
-        where i.oid = to_regclass(${index}) and e.extname = 'pg_trgm'`.execute(db);
-      const schema = found.rows[0]?.schema;
-      if (schema === undefined) continue;
+      const found = await sql<{ made: boolean }>`
+        select to_regclass(${index}) is not null as made`.execute(db);
+      if (found.rows[0]?.made !== true) continue;
       await sql`drop index ${sql.id(index)}`.execute(db);
       await sql`create index ${sql.id(index)} on ${sql.id(table)}
         using gin ((${trigramText(sql.ref(column))}) ${sql.raw(`${schema}.gin_trgm_ops`)})`.execute(
