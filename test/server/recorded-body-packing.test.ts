@@ -268,6 +268,61 @@ describeEachDialect("issue 33: packing recorded bytes", (getDatabase, dialect) =
     }
   });
 
+  it("issue 33: a write between two passes of a subject is packed, however the passes and the writes interleave", async () => {
+    const database = getDatabase();
+    const subject = uniqueName("interleaved");
+    const calls = sessionCalls(subject, 12, 3, 2000);
+    const own = recorder();
+    const keep = async (index: number) => {
+      const kept = await own.keep(calls[index] as CallToRecord);
+      await kept.placed;
+    };
+    // Each pack's transaction waits for the test to let it go.
+    const waiting: (() => void)[] = [];
+    const errors: unknown[] = [];
+    const packing = new BodyPacking(database, {
+      afterMs: 200,
+      codec: codecOf("auto"),
+      beforeEach: () => new Promise<void>((resolve) => waiting.push(resolve)),
+      onError: (error) => errors.push(error),
+    });
+    const letGo = () => (waiting.shift() as () => void)();
+    try {
+      // Pass 1 holds call 1's pieces; pass 2 is queued behind it for call 2.
+      await keep(0);
+      packing.written(subject, 1);
+      await until(() => waiting.length === 1, 5000, 5, "pass 1 at its pack");
+      await keep(1);
+      packing.written(subject, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      letGo();
+      if (dialect === "postgres") {
+        // The vacuum after pass 1's pack (PostgreSQL) waits at the same gate first.
+        await until(() => waiting.length === 1, 5000, 5, "the vacuum after pass 1");
+        letGo();
+      }
+      await until(() => waiting.length === 1, 5000, 5, "pass 2 at its pack");
+      // Call 3 is written while pass 2 runs, and its own pass is due only after pass 2 ended:
+      // the subject must still be known then.
+      await keep(2);
+      packing.written(subject, 1);
+      letGo();
+      await until(
+        async () => {
+          if (errors.length > 0) throw errors[0];
+          while (waiting.length > 0) letGo();
+          return (await rows(database, "pieces", subject)).length === 0;
+        },
+        5000,
+        10,
+        "call 3's pieces packed",
+      );
+    } finally {
+      while (waiting.length > 0) letGo();
+      await packing.stop();
+    }
+  });
+
   it("issue 33: a prune frees a pack no call names a piece of, and keeps an old pack a later call names", async () => {
     const database = getDatabase();
     const subject = uniqueName("pruned_packs");
@@ -314,7 +369,6 @@ describe.skipIf(postgresUrl === undefined)("issue 33: packing on PostgreSQL", ()
   let fresh: FreshDatabase;
   let upstream: AnthropicUpstream;
   beforeAll(async () => {
-    // A schema of its own: the tables' sizes are this block's alone.
     fresh = await freshDatabase("postgres");
     upstream = await startAnthropicUpstream();
   });
@@ -323,70 +377,47 @@ describe.skipIf(postgresUrl === undefined)("issue 33: packing on PostgreSQL", ()
     await fresh.cleanup();
   });
 
-  const relationSize = async (table: string): Promise<number> => {
+  /**
+   * A schema of the test's own: the tables' sizes are its alone (a piece another test left
+   * would keep the pieces table from emptying).
+   */
+  const ownDatabase = async <T>(test: (own: FreshDatabase) => Promise<T>): Promise<T> => {
+    const own = await freshDatabase("postgres");
+    try {
+      return await test(own);
+    } finally {
+      await own.cleanup();
+    }
+  };
+
+  const relationSize = async (database: StoreDatabase, table: string): Promise<number> => {
     const { rows: sizes } = await sql<{
       size: string;
     }>`select coalesce(sum(pg_relation_size(relid)), 0) as size
        from (select ${table}::regclass as relid
-         union select relid from pg_partition_tree(${table}::regclass)) t`.execute(
-      fresh.database.db,
-    );
+         union select relid from pg_partition_tree(${table}::regclass)) t`.execute(database.db);
     return Number(sizes[0]?.size);
   };
 
   /** Dead rows of a table (its partitions) as its last vacuum left them. */
-  const deadRows = async (table: string): Promise<number> => {
+  const deadRows = async (database: StoreDatabase, table: string): Promise<number> => {
     const { rows: dead } = await sql<{ dead: string | null }>`
       select sum(pg_stat_get_dead_tuples(relid)) as dead
       from (select ${table}::regclass as relid
-        union select relid from pg_partition_tree(${table}::regclass)) t`.execute(
-      fresh.database.db,
-    );
+        union select relid from pg_partition_tree(${table}::regclass)) t`.execute(database.db);
     return Number(dead[0]?.dead ?? 0);
   };
 
-  it("issue 33: the server's packing vacuums what it leaves dead: once every piece is packed the pieces table gives its pages back", async () => {
-    const database = fresh.database;
+  /** A recorder that packs a subject 5 ms after its last call, and the errors it reports. */
+  const packingRecorder = (database: StoreDatabase) => {
     const errors: unknown[] = [];
     const own = new RecordedCalls(database, {
       gatewayMessages: false,
       packAfterMs: 5,
       onLeftoverError: (error) => errors.push(error),
     });
-    try {
-      const subject = uniqueName("vacuumed");
-      const sent = await record(own, sessionCalls(subject, 9, 30, 4000));
-      await until(async () => {
-        if (errors.length > 0) throw errors[0];
-        return (await rows(database, "pieces", subject)).length === 0;
-      }, 20_000);
-      // Without a vacuum every packed piece stays a dead tuple (an autovacuum may come
-      // minutes later, or never): the table keeps its pages.
-      // Up to 31 s: a transaction another test file keeps open holds the dead rows meanwhile.
-      await until(async () => (await relationSize("ai_gateway_body_pieces")) === 0, 45_000);
-      await readAll(database, sent);
-    } finally {
-      await own.close();
-    }
-  }, 90_000);
-
-  it("issue 33: a vacuum that a long transaction kept from removing the packed pieces runs again once it ends", async () => {
-    const database = fresh.database;
-    const errors: unknown[] = [];
-    const own = new RecordedCalls(database, {
-      gatewayMessages: false,
-      packAfterMs: 5,
-      onLeftoverError: (error) => errors.push(error),
-    });
-    const reader = new pg.Client({ connectionString: fresh.locationText });
-    await reader.connect();
-    try {
-      // As a long report or a backup: a snapshot older than the pieces packing deletes.
-      await reader.query("begin isolation level repeatable read");
-      await reader.query("select count(*) from ai_gateway_body_pieces");
-      const subject = uniqueName("long_reader");
-      const sent = await record(own, sessionCalls(subject, 11, 20, 4000));
-      await until(
+    const everyPiecePacked = (subject: string) =>
+      until(
         async () => {
           if (errors.length > 0) throw errors[0];
           return (await rows(database, "pieces", subject)).length === 0;
@@ -395,30 +426,73 @@ describe.skipIf(postgresUrl === undefined)("issue 33: packing on PostgreSQL", ()
         10,
         "every piece packed",
       );
-      await until(
-        async () => (await deadRows("ai_gateway_body_pieces")) > 0,
-        20_000,
-        10,
-        "the packed pieces counted dead",
-      );
-      // Past the vacuum a pass leaves for later (at most one a second): still held.
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(await deadRows("ai_gateway_body_pieces")).toBeGreaterThan(0);
-      expect(await relationSize("ai_gateway_body_pieces")).toBeGreaterThan(0);
-      await reader.query("commit");
-      // Nothing more is recorded: the vacuums that follow give the pages back.
-      await until(
-        async () => (await relationSize("ai_gateway_body_pieces")) === 0,
-        45_000,
-        10,
-        "the pieces table's pages given back",
-      );
-      await readAll(database, sent);
-    } finally {
-      await reader.end();
-      await own.close();
-    }
-  }, 90_000);
+    return { own, everyPiecePacked };
+  };
+
+  const pagesGivenBack = (database: StoreDatabase) =>
+    until(
+      async () => (await relationSize(database, "ai_gateway_body_pieces")) === 0,
+      45_000,
+      10,
+      "the pieces table's pages given back",
+    );
+
+  it(
+    "issue 33: the server's packing vacuums what it leaves dead: once every piece is packed the pieces table gives its pages back",
+    () =>
+      ownDatabase(async ({ database }) => {
+        const { own, everyPiecePacked } = packingRecorder(database);
+        try {
+          const subject = uniqueName("vacuumed");
+          const sent = await record(own, sessionCalls(subject, 9, 30, 4000));
+          await everyPiecePacked(subject);
+          // Without a vacuum every packed piece stays a dead tuple (an autovacuum may come
+          // minutes later, or never): the table keeps its pages.
+          // Up to 31 s: a transaction another test file keeps open holds the dead rows meanwhile.
+          await pagesGivenBack(database);
+          await readAll(database, sent);
+        } finally {
+          await own.close();
+        }
+      }),
+    90_000,
+  );
+
+  it(
+    "issue 33: a vacuum that a long transaction kept from removing the packed pieces runs again once it ends",
+    () =>
+      ownDatabase(async ({ database, locationText }) => {
+        const { own, everyPiecePacked } = packingRecorder(database);
+        const reader = new pg.Client({ connectionString: locationText });
+        await reader.connect();
+        try {
+          // As a long report or a backup: a snapshot older than the pieces packing deletes.
+          await reader.query("begin isolation level repeatable read");
+          await reader.query("select count(*) from ai_gateway_body_pieces");
+          const subject = uniqueName("long_reader");
+          const sent = await record(own, sessionCalls(subject, 11, 20, 4000));
+          await everyPiecePacked(subject);
+          await until(
+            async () => (await deadRows(database, "ai_gateway_body_pieces")) > 0,
+            20_000,
+            10,
+            "the packed pieces counted dead",
+          );
+          // Past the vacuum a pass leaves for later (at most one a second): still held.
+          await new Promise((resolve) => setTimeout(resolve, 2500));
+          expect(await deadRows(database, "ai_gateway_body_pieces")).toBeGreaterThan(0);
+          expect(await relationSize(database, "ai_gateway_body_pieces")).toBeGreaterThan(0);
+          await reader.query("commit");
+          // Nothing more is recorded: the vacuums that follow give the pages back.
+          await pagesGivenBack(database);
+          await readAll(database, sent);
+        } finally {
+          await reader.end();
+          await own.close();
+        }
+      }),
+    90_000,
+  );
 
   it("issue 33: verbatim serve packs by default on PostgreSQL (every 2 MiB a subject records)", async () => {
     const server = await startServer({

@@ -297,6 +297,8 @@ interface SubjectState {
   /** Bytes of new pieces since its last pass. */
   pending: number;
   timer: NodeJS.Timeout | undefined;
+  /** Passes queued and not ended. */
+  queued: number;
   /** Passes in a row that failed or were interrupted. */
   retries: number;
 }
@@ -345,11 +347,16 @@ export class BodyPacking {
   /** A call of the subject stored `bytes` of new pieces. */
   written(subjectUid: string, bytes: number): void {
     if (this.#stopped) return;
-    const state = this.#subjects.get(subjectUid) ?? { pending: 0, timer: undefined, retries: 0 };
+    const state = this.#subjects.get(subjectUid) ?? {
+      pending: 0,
+      timer: undefined,
+      queued: 0,
+      retries: 0,
+    };
     this.#subjects.set(subjectUid, state);
     state.pending += bytes;
     this.#later(subjectUid, state, this.options.afterMs);
-    if (state.pending >= 2 * PACK_BYTES) this.#pass(subjectUid, false);
+    if (state.pending >= 2 * PACK_BYTES) this.#pass(subjectUid, state, false);
   }
 
   /** An idle pass of the subject in `ms` (instead of one set before). */
@@ -357,7 +364,7 @@ export class BodyPacking {
     if (state.timer !== undefined) clearTimeout(state.timer);
     state.timer = setTimeout(() => {
       state.timer = undefined;
-      this.#pass(subjectUid, true);
+      this.#pass(subjectUid, state, true);
     }, ms).unref();
   }
 
@@ -366,10 +373,14 @@ export class BodyPacking {
     return this.#running;
   }
 
-  #pass(subjectUid: string, all: boolean): void {
-    const state = this.#subjects.get(subjectUid);
-    if (state === undefined) return;
+  /**
+   * Queues a pass of the subject. A subject's state is forgotten only once nothing is left to
+   * run for it (no pass queued, no timer set, nothing written since), so every write is followed
+   * by a pass that starts after it, however passes and writes interleave.
+   */
+  #pass(subjectUid: string, state: SubjectState, all: boolean): void {
     state.pending = 0;
+    state.queued++;
     this.#queue(async () => {
       let finished = false;
       try {
@@ -394,7 +405,14 @@ export class BodyPacking {
           Math.min(this.options.afterMs * 4 ** state.retries, RETRY_MAX_MS),
         );
       }
-      if (all && state.timer === undefined && state.pending === 0) {
+      state.queued--;
+      if (
+        all &&
+        state.timer === undefined &&
+        state.pending === 0 &&
+        state.queued === 0 &&
+        this.#subjects.get(subjectUid) === state
+      ) {
         this.#subjects.delete(subjectUid);
       }
       await this.#vacuum();
