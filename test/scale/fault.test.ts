@@ -27,7 +27,8 @@ describe.skipIf(postgresUrl === undefined)(TITLE, { timeout: 120_000 }, () => {
   let report: FaultReport;
   beforeAll(async () => {
     const seed = 34_005;
-    report = await runFaultTest({ seconds: 20, killEvery: 5, seed, hammerSeconds: 4 });
+    // At least two kills: on a slow machine the load goes on (up to 60 s) until they came.
+    report = await runFaultTest({ seconds: 20, killEvery: 5, seed, hammerSeconds: 4, minKills: 2 });
     const counts = [...report.counts].map(
       ([kind, count]) => `${kind} ${count.acknowledged}/${count.operations}`,
     );
@@ -46,7 +47,7 @@ describe.skipIf(postgresUrl === undefined)(TITLE, { timeout: 120_000 }, () => {
 
   it("issue 34 item 5: the servers were killed and every operation kind was acknowledged", () => {
     expect(report.verdicts.map((one) => one.name)).toEqual(CHECKS);
-    // Kills at 5, 10 and 15 s; a slow restart may push the last one past the load's end.
+    // Kills at 5, 10 and 15 s; a slow restart may push the third past the load's end.
     expect(report.kills).toBeGreaterThanOrEqual(2);
     expect(report.starts).toBe(3 + report.kills);
     for (const kind of ["responses", "recorded calls", "jobs", "job items"]) {

@@ -48,6 +48,11 @@ export interface FaultOptions {
   readonly seed: number;
   /** How long one key is hammered, around the first kill. */
   readonly hammerSeconds?: number;
+  /**
+   * The load goes on past `seconds` until this many servers were killed (a slow machine's
+   * restarts push the kills back), at most until three times `seconds` (default 0).
+   */
+  readonly minKills?: number;
   /** Progress lines. */
   readonly log?: (line: string) => void;
 }
@@ -175,13 +180,19 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
     const startedAt = Date.now();
     const killedAt: number[] = [];
     const loadEnd = started + options.seconds * 1000;
+    const loadEndAtMost = started + options.seconds * 3000;
+    const minKills = options.minKills ?? 0;
+    let kills = 0;
     const client = new FaultClient({
       urls: cluster.urls,
-      hardDeadline: loadEnd + 20_000,
+      hardDeadline: loadEndAtMost + 20_000,
       attemptTimeoutMs: 10_000,
     });
     const ledger: Ledger = { responses: [], calls: [], jobs: [], items: [] };
-    const stopped = () => performance.now() >= loadEnd;
+    const stopped = () => {
+      const now = performance.now();
+      return now >= loadEndAtMost || (now >= loadEnd && kills >= minKills);
+    };
     const worker = async (label: string, subject: string): Promise<Worker> => ({
       client,
       ledger,
@@ -205,12 +216,12 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
     for (const subject of ["jobs-a", "jobs-b"])
       work.push(jobWorker(await worker(subject, subject)));
 
-    let kills = 0;
     let aimedKills = 0;
     const leftByKills: { unplaced: number; inProgress: number }[] = [];
     const restartFailures: string[] = [];
     const killer = (async () => {
-      for (let at = options.killEvery; at < options.seconds; at += options.killEvery) {
+      for (let at = options.killEvery; ; at += options.killEvery) {
+        if (at >= options.seconds && kills >= minKills) break;
         await pause(started + at * 1000 - performance.now());
         // A kill that comes late (the last restart was slow) still comes before the load ends.
         if (stopped()) break;
@@ -224,7 +235,14 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
             killing = cluster.kill(index);
             return true;
           },
-          Math.min(AIM_WAIT_MS, options.killEvery * 500, loadEnd - performance.now()),
+          Math.max(
+            0,
+            Math.min(
+              AIM_WAIT_MS,
+              options.killEvery * 500,
+              (kills < minKills ? loadEndAtMost : loadEnd) - performance.now(),
+            ),
+          ),
         );
         await (killing ?? cluster.kill(index));
         kills++;
