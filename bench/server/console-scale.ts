@@ -7,15 +7,16 @@
  * - the conversation list's page of 50: the first, and the page after the row at a depth of
  *   1 %, 50 % and 99.9 % of the list, of everyone and of one subject; beside it the baseline,
  *   the list as it was read before (messages counted per page, `OFFSET` to the same depth);
- * - search for a word in 1 % of the messages, one in 0.1 %, a common one in 5 %, and a phrase
- *   of two common words: the first page and the page after the 2,000th match (or the last page,
+ * - search for a word in 1 % of the messages, one in 0.1 %, a common one in 5 %, one just too
+ *   rare to fill a page among the newest rows tried first (the slowest), and a phrase of two
+ *   common words: the first page and the page after the 2,000th match (or the last page,
  *   when there are fewer); beside it
  *   the baseline, the same search with `OFFSET` (and on PostgreSQL without the trigram index,
  *   as before migration 0017).
  * Goals: a list page p50 < 20 ms at any depth; search p50 < 50 ms for a word, < 100 ms for a
  * phrase, any page.
  *
- *   node bin/run-ts.js bench/server/console-scale.ts [--quick] [--messages N] [--dialects sqlite,postgres] [--explain]
+ *   node bin/run-ts.js bench/server/console-scale.ts [--quick] [--messages N] [--dialects sqlite,postgres] [--explain] [--probe-rows N]
  *
  * `--explain`: PostgreSQL's plans (`EXPLAIN ANALYZE, BUFFERS`) of the statements each search page runs, on stderr.
  */
@@ -26,6 +27,7 @@ import {
   listConversations,
   type ListKey,
 } from "../../packages/server/src/store/repositories/console-queries.js";
+import { PROBE_ROWS } from "../../packages/server/src/store/repositories/console-search-probe.js";
 import {
   searchConsole,
   type SearchKey,
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     messages: { type: "string" },
     dialects: { type: "string", default: "sqlite,postgres" },
     explain: { type: "boolean", default: false },
+    "probe-rows": { type: "string" },
   },
 });
 const MESSAGES = Number(values.messages ?? (values.quick ? 100_000 : 1_000_000));
@@ -49,6 +52,12 @@ const WORDS = 2000;
 const WORDS_PER_MESSAGE = 12;
 const RUNS = 15;
 const PAGE = 50;
+/** The newest rows a search tries first (the store's default unless `--probe-rows`). */
+const PROBE = Number(values["probe-rows"] ?? PROBE_ROWS);
+if (!Number.isInteger(PROBE) || PROBE < 0) {
+  process.stderr.write(`--probe-rows: "${values["probe-rows"]}" is not a whole number ≥ 0\n`);
+  process.exit(2);
+}
 const dialects = (values.dialects ?? "").split(",").filter(Boolean) as TestDialect[];
 
 function log(text: string): void {
@@ -334,7 +343,12 @@ async function explainSearch(
   captured.statements = [];
   captured.on = true;
   try {
-    await searchConsole(database.db, database.capabilities, { query, limit: PAGE + 1, after });
+    await searchConsole(database.db, database.capabilities, {
+      query,
+      limit: PAGE + 1,
+      after,
+      probeRows: PROBE,
+    });
   } finally {
     captured.on = false;
   }
@@ -355,6 +369,13 @@ async function searchRows(database: StoreDatabase, dialect: string): Promise<Row
     ["search, a word in 1 % of the messages", wordIn(0.01), 50],
     ["search, a word in 0.1 %", wordIn(0.001), 50],
     ["search, a common word, in 5 %", wordIn(0.05), 50],
+    // The slowest word: too rare to fill a page among the newest rows tried first (that try
+    // spent), so every match is read through the index.
+    [
+      `search, a word at the first try's edge (${PROBE.toLocaleString("en")} rows)`,
+      wordIn((0.9 * (PAGE + 1)) / Math.max(1, PROBE)),
+      50,
+    ],
     ["search, a phrase of two common words", phrase, 100],
   ] as const) {
     const deep = await searchKeyAt(database, query, 2000);
@@ -367,7 +388,12 @@ async function searchRows(database: StoreDatabase, dialect: string): Promise<Row
       ],
     ] as const) {
       const ms = await p50(() =>
-        searchConsole(database.db, database.capabilities, { query, limit: PAGE + 1, after }),
+        searchConsole(database.db, database.capabilities, {
+          query,
+          limit: PAGE + 1,
+          after,
+          probeRows: PROBE,
+        }),
       );
       const baselineMs = await p50(() => baselineSearch(database, query, offset));
       if (values.explain === true && database.capabilities.dialect === "postgres") {
