@@ -189,10 +189,9 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
       attemptTimeoutMs: 10_000,
     });
     const ledger: Ledger = { responses: [], calls: [], jobs: [], items: [] };
-    const stopped = () => {
-      const now = performance.now();
-      return now >= loadEndAtMost || (now >= loadEnd && kills >= minKills);
-    };
+    /** When the load ends: later while fewer than `minKills` servers were killed. */
+    const endOfLoad = () => (kills < minKills ? loadEndAtMost : loadEnd);
+    const stopped = () => performance.now() >= endOfLoad();
     const worker = async (label: string, subject: string): Promise<Worker> => ({
       client,
       ledger,
@@ -237,11 +236,7 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
           },
           Math.max(
             0,
-            Math.min(
-              AIM_WAIT_MS,
-              options.killEvery * 500,
-              (kills < minKills ? loadEndAtMost : loadEnd) - performance.now(),
-            ),
+            Math.min(AIM_WAIT_MS, options.killEvery * 500, endOfLoad() - performance.now()),
           ),
         );
         await (killing ?? cluster.kill(index));
