@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { startServeChild, withoutProviderKeys, type ServeChild } from "../cli/serve-child.js";
 import { freshDatabase, postgresUrl, type FreshDatabase } from "../support/databases.js";
-import { hammer } from "../support/hammer.js";
+import { hammer, SHARED_LIMITS_RETRY_MS, sharedLimitFailures } from "../support/hammer.js";
 import { freePort } from "../support/free-port.js";
 
 const redisUrl = process.env["VERBATIM_TEST_REDIS_URL"] || undefined;
@@ -31,6 +31,9 @@ for (const [missing, what] of [
 const PER_MINUTE = 1200;
 const BURST = 20;
 const FAILURES = 5;
+
+/** A server's log line written before its answer may reach this process's pipe after it. */
+const logsArrived = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 function serve(db: string, env: Record<string, string>): Promise<ServeChild> {
   return startServeChild(["--db", db], {
@@ -78,24 +81,39 @@ for (const store of ["postgres", "redis"] as const) {
 
       it(`issue 34 item 3: one key hammered across three servers is admitted at its rate ±10% [${store}]`, async () => {
         const { key } = await createApiKey(fresh.database, "subject-hammered");
+        const from = Date.now();
         const result = await hammer(
           servers.map((server) => server.url),
           { authorization: `Bearer ${key}` },
           { durationMs: 5_000, concurrency: 9 },
         );
+        const to = Date.now();
+        await logsArrived();
         expect(result.unauthorized).toBe(0);
-        process.stderr.write(
-          `[issue 34 item 3, ${store}] admitted ${result.admitted}, limited ${result.limited} in ${Math.round(result.elapsedMs)} ms; per server ${JSON.stringify(result.perServer)}\n`,
+        // A server whose shared store did not answer in 500 ms limits on its own for 5 s (the
+        // documented fall-back, a busy machine's): it may admit one server's bucket more.
+        const fellBack = servers.map(
+          (server) =>
+            sharedLimitFailures(server.stderr()).filter(
+              (at) => at >= from - SHARED_LIMITS_RETRY_MS && at <= to,
+            ).length > 0,
         );
+        const oneServer = BURST + (PER_MINUTE / 60_000) * result.elapsedMs;
         // The bucket's burst, then the rate over the time the requests were sent.
         const expected = BURST + (PER_MINUTE / 60_000) * result.elapsedMs;
+        const high = Math.ceil(expected * 1.1 + fellBack.filter(Boolean).length * oneServer);
+        process.stderr.write(
+          `[issue 34 item 3, ${store}] admitted ${result.admitted} (at most ${high}), limited ${result.limited} in ${Math.round(result.elapsedMs)} ms; per server ${JSON.stringify(result.perServer)}; fell back ${JSON.stringify(fellBack)}\n`,
+        );
         expect(result.admitted).toBeGreaterThanOrEqual(Math.floor(expected * 0.9));
-        expect(result.admitted).toBeLessThanOrEqual(Math.ceil(expected * 1.1));
-        // Every server admitted some and refused some: the bucket is one, not three.
-        for (const counts of result.perServer) {
+        expect(result.admitted).toBeLessThanOrEqual(high);
+        // Every server admitted some, and every one that kept to the shared bucket refused
+        // some: the bucket is one, not three.
+        result.perServer.forEach((counts, index) => {
           expect(counts.admitted).toBeGreaterThan(0);
-          expect(counts.limited).toBeGreaterThan(0);
-        }
+          if (!fellBack[index]) expect(counts.limited).toBeGreaterThan(0);
+        });
+        expect(fellBack.every(Boolean)).toBe(false);
         // Kept where configured, and only there.
         const rows = await fresh.database.db
           .selectFrom("verbatim_rate_limits")
@@ -109,28 +127,53 @@ for (const store of ["postgres", "redis"] as const) {
       });
 
       it(`issue 34 item 3: failed authentications are counted across the servers [${store}]`, async () => {
-        const address = `198.51.100.${randomInt(1, 255)}`;
-        const statuses: number[] = [];
-        for (let index = 0; index < FAILURES * 2; index++) {
-          const server = servers[index % servers.length]!;
-          const response = await fetch(`${server.url}/v1/conversations/conv_missing`, {
-            headers: { authorization: `Bearer vbk_wrong-${index}`, "x-forwarded-for": address },
-          });
-          await response.arrayBuffer();
-          statuses.push(response.status);
-        }
-        // Per process, each of the three would have allowed FAILURES before refusing.
-        expect(statuses).toEqual([...Array(FAILURES).fill(401), ...Array(FAILURES).fill(429)]);
-        // A valid key from the blocked address is refused too, on every server.
-        const { key } = await createApiKey(fresh.database, "subject-after-failures");
-        for (const server of servers) {
-          const response = await fetch(`${server.url}/v1/conversations/conv_missing`, {
-            headers: { authorization: `Bearer ${key}`, "x-forwarded-for": address },
-          });
-          const body = (await response.json()) as { error: { code: string } };
-          expect(response.status).toBe(429);
-          expect(body.error.code).toBe("authentication_rate_limited");
-          expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+        const lastFailure = () =>
+          Math.max(0, ...servers.flatMap((server) => sharedLimitFailures(server.stderr())));
+        // A run whose shared store missed its 500 ms (and so counted on its own) is run again
+        // once every server is back on the shared store, with a new address; at most 3 runs.
+        for (let run = 1; ; run++) {
+          const wait = lastFailure() + SHARED_LIMITS_RETRY_MS + 500 - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          const from = Date.now();
+          const address = `198.51.100.${randomInt(1, 255)}`;
+          const statuses: number[] = [];
+          for (let index = 0; index < FAILURES * 2; index++) {
+            const server = servers[index % servers.length]!;
+            const response = await fetch(`${server.url}/v1/conversations/conv_missing`, {
+              headers: { authorization: `Bearer vbk_wrong-${index}`, "x-forwarded-for": address },
+            });
+            await response.arrayBuffer();
+            statuses.push(response.status);
+          }
+          // A valid key from the blocked address is refused too, on every server.
+          const { key } = await createApiKey(fresh.database, `subject-after-failures-${run}`);
+          const refusals: { status: number; code: string; retryAfter: number }[] = [];
+          for (const server of servers) {
+            const response = await fetch(`${server.url}/v1/conversations/conv_missing`, {
+              headers: { authorization: `Bearer ${key}`, "x-forwarded-for": address },
+            });
+            const body = (await response.json()) as { error?: { code: string } };
+            refusals.push({
+              status: response.status,
+              code: body.error?.code ?? "",
+              retryAfter: Number(response.headers.get("retry-after")),
+            });
+          }
+          await logsArrived();
+          if (lastFailure() >= from && run < 3) {
+            process.stderr.write(
+              `[issue 34 item 3, ${store}] run ${run} of the failed authentications: a shared store missed its 500 ms, run again\n`,
+            );
+            continue;
+          }
+          // Per process, each of the three would have allowed FAILURES before refusing.
+          expect(statuses).toEqual([...Array(FAILURES).fill(401), ...Array(FAILURES).fill(429)]);
+          for (const refusal of refusals) {
+            expect(refusal.status).toBe(429);
+            expect(refusal.code).toBe("authentication_rate_limited");
+            expect(refusal.retryAfter).toBeGreaterThan(0);
+          }
+          return;
         }
       });
     },

@@ -58,3 +58,17 @@ export async function hammer(
     failed: sum((counts) => counts.failed),
   };
 }
+
+/**
+ * The times (epoch ms) at which a server logged that its shared limits failed: it then limits
+ * on its own for 5 s (docs/scale.md, "Limits across servers"). `serverLogs` is its stderr.
+ */
+export function sharedLimitFailures(serverLogs: string): number[] {
+  return serverLogs
+    .split("\n")
+    .filter((line) => line.includes("the shared rate limits failed"))
+    .map((line) => Number(/"time":(\d+)/.exec(line)?.[1] ?? Number.NaN));
+}
+
+/** How long a server limits on its own after its shared limits failed (SharedLimits' retryMs). */
+export const SHARED_LIMITS_RETRY_MS = 5_000;

@@ -10,7 +10,12 @@ import { createApiKey } from "../../../packages/server/src/gateway/keys/api-keys
 import { withoutProviderKeys } from "../../../test/cli/serve-child.js";
 import { startAnthropicUpstream } from "../../../test/support/anthropic-upstream.js";
 import { freshDatabase } from "../../../test/support/databases.js";
-import { hammer, type HammerResult } from "../../../test/support/hammer.js";
+import {
+  hammer,
+  SHARED_LIMITS_RETRY_MS,
+  sharedLimitFailures,
+  type HammerResult,
+} from "../../../test/support/hammer.js";
 import {
   checkEnded,
   checkJobs,
@@ -109,14 +114,6 @@ export interface FaultReport {
   readonly passed: boolean;
 }
 
-/** The times (epoch ms) at which a server logged that its shared limits failed. */
-export function sharedLimitFailures(serverLogs: string): number[] {
-  return serverLogs
-    .split("\n")
-    .filter((line) => line.includes("the shared rate limits failed"))
-    .map((line) => Number(/"time":(\d+)/.exec(line)?.[1] ?? Number.NaN));
-}
-
 /**
  * At most the rate +10%. While the shared store does not answer (500 ms), a server limits the
  * key on its own for at least 5 s (docs/scale.md, "Limits across servers"): each such fall-back
@@ -131,7 +128,7 @@ function rateVerdict(
   failures: readonly number[],
 ): Verdict {
   const offered = result.admitted + result.limited;
-  const fallBacks = failures.filter((at) => at >= window.from - 5_000 && at <= window.to).length;
+  const fallBacks = failures.filter((at) => at >= window.from - SHARED_LIMITS_RETRY_MS && at <= window.to).length;
   const oneServer = RATE_BURST + (RATE_PER_MINUTE / 60_000) * result.elapsedMs;
   const high = Math.ceil(expected * 1.1 + fallBacks * oneServer);
   const low = Math.floor(expected * 0.9);
