@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defaultClientConditions, defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
@@ -11,6 +12,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two files at once even on two cores (Vitest's default there is one): much of a test's time
+    // is spent waiting on PostgreSQL, child processes and sockets, not on its own thread.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ["default", "json"],
     outputFile: { json: ".verbatim-test/results.json" },
   },
