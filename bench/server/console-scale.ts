@@ -203,11 +203,17 @@ async function p50(work: () => Promise<unknown>): Promise<number> {
   return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)] as number;
 }
 
-/** The list as it was read before migration 0017: messages counted per page, OFFSET. */
+/**
+ * The list as it was read before migration 0017: messages counted per page, OFFSET. Joined on
+ * the subject too, as the messages' index now leads with it (the index on the conversation
+ * alone that the old statement used is gone, and SQLite would scan every message instead).
+ */
 async function baselineList(database: StoreDatabase, offset: number, subject?: string) {
   let query = database.db
     .selectFrom("ai_gateway_conversations as c")
-    .leftJoin("ai_gateway_messages as m", "m.conversation_id", "c.id")
+    .leftJoin("ai_gateway_messages as m", (join) =>
+      join.onRef("m.subject_uid", "=", "c.subject_uid").onRef("m.conversation_id", "=", "c.id"),
+    )
     .select((eb) => [
       "c.id",
       eb.fn.count<number>("m.id").as("message_count"),

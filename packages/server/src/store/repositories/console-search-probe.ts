@@ -10,7 +10,7 @@ import { ACROSS_SUBJECTS } from "../subject-keys.js";
  * otherwise (the page is not full, or a row beyond them could come before its last match) the
  * caller searches through the text index.
  */
-export const PROBE_ROWS = 4000;
+export const PROBE_ROWS = 8000;
 
 /** A match's sort key columns, the page's bodies aside. */
 export interface SearchKeyRow {
