@@ -8,7 +8,8 @@
  *
  * The binary: VERBATIM_CLAUDE_CODE_BIN, else node_modules/@anthropic-ai/claude-code-linux-x64/
  * claude or node_modules/.bin/claude. Install it for a run with
- * `npm install --no-save @anthropic-ai/claude-code@2.1.332`. Without it the test is skipped
+ * `npm install --no-save @anthropic-ai/claude-code@2.1.332` (.ci/run installs it outside the
+ * project and sets VERBATIM_CLAUDE_CODE_BIN). Without it the test is skipped
  * with a notice. Outside traffic is refused: HTTPS_PROXY points at a closed port.
  */
 import { spawn } from "node:child_process";
