@@ -1,3 +1,5 @@
+import { SHARED_LIMITS_RETRY_MS } from "../../packages/server/src/gateway/limits/shared-limits.js";
+
 /**
  * Sends one key's requests to several servers in turn for a while, `concurrency` at a time, and
  * counts what each answered: admitted (anything but 401 and 429), rate-limited (429), refused
@@ -60,15 +62,20 @@ export async function hammer(
 }
 
 /**
- * The times (epoch ms) at which a server logged that its shared limits failed: it then limits
- * on its own for 5 s (docs/scale.md, "Limits across servers"). `serverLogs` is its stderr.
+ * The times (epoch ms) at which a server logged that its shared limits failed (`serverLogs`:
+ * its stderr); with `during`, only the failures whose time on its own (SHARED_LIMITS_RETRY_MS
+ * after the failure, docs/scale.md "Limits across servers") overlaps that window.
  */
-export function sharedLimitFailures(serverLogs: string): number[] {
+export function sharedLimitFailures(
+  serverLogs: string,
+  during?: { readonly from: number; readonly to: number },
+): number[] {
   return serverLogs
     .split("\n")
     .filter((line) => line.includes("the shared rate limits failed"))
-    .map((line) => Number(/"time":(\d+)/.exec(line)?.[1] ?? Number.NaN));
+    .map((line) => Number(/"time":(\d+)/.exec(line)?.[1] ?? Number.NaN))
+    .filter(
+      (at) =>
+        during === undefined || (at >= during.from - SHARED_LIMITS_RETRY_MS && at <= during.to),
+    );
 }
-
-/** How long a server limits on its own after its shared limits failed (SharedLimits' retryMs). */
-export const SHARED_LIMITS_RETRY_MS = 5_000;

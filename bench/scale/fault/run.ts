@@ -10,12 +10,7 @@ import { createApiKey } from "../../../packages/server/src/gateway/keys/api-keys
 import { withoutProviderKeys } from "../../../test/cli/serve-child.js";
 import { startAnthropicUpstream } from "../../../test/support/anthropic-upstream.js";
 import { freshDatabase } from "../../../test/support/databases.js";
-import {
-  hammer,
-  SHARED_LIMITS_RETRY_MS,
-  sharedLimitFailures,
-  type HammerResult,
-} from "../../../test/support/hammer.js";
+import { hammer, sharedLimitFailures, type HammerResult } from "../../../test/support/hammer.js";
 import {
   checkEnded,
   checkJobs,
@@ -125,10 +120,10 @@ function rateVerdict(
   result: HammerResult,
   expected: number,
   window: { readonly from: number; readonly to: number },
-  failures: readonly number[],
+  serverLogs: string,
 ): Verdict {
   const offered = result.admitted + result.limited;
-  const fallBacks = failures.filter((at) => at >= window.from - SHARED_LIMITS_RETRY_MS && at <= window.to).length;
+  const fallBacks = sharedLimitFailures(serverLogs, window).length;
   const oneServer = RATE_BURST + (RATE_PER_MINUTE / 60_000) * result.elapsedMs;
   const high = Math.ceil(expected * 1.1 + fallBacks * oneServer);
   const low = Math.floor(expected * 0.9);
@@ -317,7 +312,7 @@ export async function runFaultTest(options: FaultOptions): Promise<FaultReport> 
         hammerResult,
         expected,
         { from: hammerFrom, to: hammerFrom + hammerResult.elapsedMs },
-        sharedLimitFailures(cluster.stderr()),
+        cluster.stderr(),
       ),
       verdict(
         "every answer a 2xx, a 429 or a lost connection",

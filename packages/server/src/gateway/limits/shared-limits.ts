@@ -54,6 +54,9 @@ export function postgresLimitBackend(database: StoreDatabase): LimitBackend {
   };
 }
 
+/** How long requests go to the in-process limiters after the shared store failed, by default. */
+export const SHARED_LIMITS_RETRY_MS = 5_000;
+
 export interface SharedLimitsOptions {
   /** Longest wait for the shared store before a request is limited in process (default 500 ms). */
   readonly timeoutMs?: number;
@@ -89,7 +92,7 @@ export class SharedLimits {
     this.#backend = backend;
     this.#options = options;
     this.#timeoutMs = options.timeoutMs ?? 500;
-    this.#retryMs = options.retryMs ?? 5_000;
+    this.#retryMs = options.retryMs ?? SHARED_LIMITS_RETRY_MS;
     this.#now = options.now ?? (() => performance.now());
     // A failed sweep is tried again at the next one.
     this.#sweeper = setInterval(
