@@ -61,6 +61,24 @@ describeEachDialect("response leases", (getDatabase) => {
     }
   });
 
+  it("a server never ends a response it holds whose renewal came late; another server does", async () => {
+    const store = new GatewayMessageStore(getDatabase());
+    const subject = uniqueName("lease");
+    const leases = new ResponseLeases(getDatabase(), { leaseMilliseconds: 60_000 });
+    const held = await startLeased(store, subject, 20, leases.holder);
+    const lost: string[] = [];
+    leases.hold(subject, held.id, () => lost.push(held.id));
+    // Its 20 ms lease runs out before any renewal (as when a renewal's statement is slow).
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await leases.endAbandoned()).not.toContain(held.id);
+    expect((await statusOf(held.id))?.status).toBe("in_progress");
+    // Another server cannot tell it from a dead server's: it ends it, and the holder hears.
+    expect(await new ResponseLeases(getDatabase()).endAbandoned()).toContain(held.id);
+    expect((await statusOf(held.id))?.status).toBe("incomplete");
+    await leases.renew();
+    expect(lost).toEqual([held.id]);
+  });
+
   it("renewing keeps a held response alive; one ended elsewhere is reported lost", async () => {
     const store = new GatewayMessageStore(getDatabase());
     const subject = uniqueName("lease");

@@ -121,8 +121,9 @@ export class ResponseLeases {
   }
 
   /**
-   * Ends the responses whose lease ran out (any server's); returns their ids. A row that cannot
-   * be ended (its metadata unreadable) is reported to the error handler and left for a person.
+   * Ends the responses whose lease ran out (any server's but those this server holds); returns
+   * their ids. A row that cannot be ended (its metadata unreadable) is reported to the error
+   * handler and left for a person.
    */
   async endAbandoned(): Promise<string[]> {
     const ended: string[] = [];
@@ -137,6 +138,9 @@ export class ResponseLeases {
         );
         let count = 0;
         for (const row of rows) {
+          // Held here, so alive: its renewal came late (a slow statement), and ending it would
+          // stop an answer still being written. Another server may end it (it cannot tell).
+          if (this.#held.has(row.id)) continue;
           const final = this.#interrupted(row, now);
           if (final !== undefined && (await endAbandonedRow(db, row, final, now))) {
             ended.push(row.id);
