@@ -278,7 +278,7 @@ it("issue 20: a page the thread never finishes fails with 503 console_page_timeo
   expect(worker.stats).toMatchObject({ started: 1, timedOut: 1, answered: 0, retried: 0 });
   // The log names the page that got stuck.
   expect(String(lost[0])).toContain("job_stuck");
-  await expect.poll(() => worker.running).toBe(false);
+  await expect.poll(() => worker.running, { timeout: 10_000 }).toBe(false);
   const closing = Date.now();
   await worker.close();
   expect(Date.now() - closing).toBeLessThan(1000);

@@ -8,11 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { build } from "vite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { BackgroundAgentJobs } from "../../packages/server/src/gateway/jobs/job-service.js";
 import { GatewayMessageStore } from "../../packages/server/src/gateway/conversations/message-store.js";
 import { freshDatabase, uniqueName, type FreshDatabase } from "../support/databases.js";
 import { testServer, TEST_OPERATOR_TOKEN, type TestServer } from "../support/server.js";
+
+// A browser on a busy machine can take seconds to show what the page fetched.
+vi.setConfig({ expect: { poll: { timeout: 20_000, interval: 50 } } });
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);

@@ -14,7 +14,7 @@ import { createApiKey } from "../../packages/server/src/gateway/keys/api-keys.js
 import { startServeChild, withoutProviderKeys, type ServeChild } from "../cli/serve-child.js";
 import { freshDatabase, postgresUrl, type FreshDatabase } from "../support/databases.js";
 import { SHARED_LIMITS_RETRY_MS } from "../../packages/server/src/gateway/limits/shared-limits.js";
-import { hammer, sharedLimitFailures } from "../support/hammer.js";
+import { hammer, serversFellBack, sharedLimitFailures } from "../support/hammer.js";
 import { freePort } from "../support/free-port.js";
 
 const redisUrl = process.env["VERBATIM_TEST_REDIS_URL"] || undefined;
@@ -109,8 +109,9 @@ for (const store of ["postgres", "redis"] as const) {
         expect(result.unauthorized).toBe(0);
         // A server whose shared store did not answer in 500 ms limits on its own for 5 s (the
         // documented fall-back, a busy machine's): it may admit one server's bucket more.
-        const fellBack = servers.map(
-          (server) => sharedLimitFailures(server.stderr(), { from, to }).length > 0,
+        const fellBack = serversFellBack(
+          servers.map((server) => server.stderr()),
+          { from, to },
         );
         // The bucket's burst, then the rate over the time the requests were sent: what the
         // three admit together, and what one server falling back admits on its own.

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import { openDatabase, type StoreDatabase } from "../../packages/server/src/store/database.js";
 import { postgresUrl, uniqueName, withAdminClient } from "../support/databases.js";
-import { hammer } from "../support/hammer.js";
+import { hammer, serversFellBack } from "../support/hammer.js";
 import { startServeChild, withoutProviderKeys, type ServeChild } from "../cli/serve-child.js";
 import { ROOT, runCli } from "../cli/run-cli.js";
 import { freePort } from "../support/free-port.js";
@@ -140,16 +140,29 @@ describe.skipIf(!available)(
       });
       expect(read.status).toBe(200);
 
+      const from = Date.now();
       const result = await hammer(
         servers.map((server) => server.url),
         { authorization },
         { durationMs: 3_000, concurrency: 6 },
       );
+      const to = Date.now();
+      // A log line written before its answer may reach this process's pipe after it.
+      await new Promise((resolve) => setTimeout(resolve, 200));
       expect(result.unauthorized).toBe(0);
       // The two requests above took tokens too.
       const expected = BURST + (PER_MINUTE / 60_000) * result.elapsedMs - 2;
+      // A server whose shared store missed its 500 ms limits on its own for a while (the
+      // documented fall-back, docs/scale.md): one server's bucket more for each that did.
+      const fellBack = serversFellBack(
+        servers.map((server) => server.stderr()),
+        { from, to },
+      );
+      expect(fellBack.every(Boolean)).toBe(false);
       expect(result.admitted).toBeGreaterThanOrEqual(Math.floor(expected * 0.9));
-      expect(result.admitted).toBeLessThanOrEqual(Math.ceil(expected * 1.1));
+      expect(result.admitted).toBeLessThanOrEqual(
+        Math.ceil(expected * 1.1 + fellBack.filter(Boolean).length * expected),
+      );
     });
 
     it("issue 34 item 3: a revoked key is refused at once (keys are read per request, no LISTEN)", async () => {

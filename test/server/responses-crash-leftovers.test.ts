@@ -25,7 +25,7 @@ import { until } from "../support/until.js";
 import { testServer } from "../support/server.js";
 
 const bin = new URL("../../bin/verbatim.js", import.meta.url).pathname;
-const LEASE_MS = 1500;
+const LEASE_MS = 3000;
 
 /** `verbatim serve` in a child process; resolves with its URL once it listens. */
 async function serveChild(

@@ -79,3 +79,15 @@ export function sharedLimitFailures(
         during === undefined || (at >= during.from - SHARED_LIMITS_RETRY_MS && at <= during.to),
     );
 }
+
+/**
+ * For each server (its stderr), whether it limited on its own during the window: its shared
+ * store missed its time, the documented fall-back of a busy machine, under which a server may
+ * admit its own bucket beside the shared one. Read once the logs had time to arrive.
+ */
+export function serversFellBack(
+  serverLogs: readonly string[],
+  during: { readonly from: number; readonly to: number },
+): boolean[] {
+  return serverLogs.map((logs) => sharedLimitFailures(logs, during).length > 0);
+}
