@@ -6,10 +6,16 @@ import { openApiKeyLookup } from "../../packages/server/src/gateway/keys/api-key
 import { createApiKey, revokeApiKey } from "../../packages/server/src/gateway/keys/api-keys.js";
 import type { StoreDatabase } from "../../packages/server/src/store/index.js";
 import { describeEachDialect, postgresUrl, uniqueName } from "../support/databases.js";
+import { until } from "../support/until.js";
 
 /** A view of the database that counts the reads of verbatim_api_keys and can hold them. */
 function countingReads(database: StoreDatabase) {
-  const counter = { reads: 0, hold: undefined as Promise<void> | undefined };
+  /** `hold`: the next read's answer waits for it (once); `held` is told when it starts waiting. */
+  const counter = {
+    reads: 0,
+    hold: undefined as Promise<void> | undefined,
+    held: () => undefined as void,
+  };
   const plugin: KyselyPlugin = {
     transformQuery(args) {
       const node = args.node as RootOperationNode;
@@ -17,7 +23,12 @@ function countingReads(database: StoreDatabase) {
       return args.node;
     },
     async transformResult(args) {
-      if (counter.hold !== undefined) await counter.hold;
+      const hold = counter.hold;
+      if (hold !== undefined) {
+        counter.hold = undefined;
+        counter.held();
+        await hold;
+      }
       return args.result;
     },
   };
@@ -106,14 +117,22 @@ describeEachDialect("API key lookups", (getDatabase, dialect) => {
     try {
       const subject = uniqueName("subject");
       const { key } = await createApiKey(getDatabase(), subject);
+      // Kept before the read below: its revocation, heard after the key's (notifications come
+      // in commit order), says the key's was heard.
+      const { key: sentinel } = await createApiKey(getDatabase(), subject);
+      expect(await keys.subjectOf(sentinel)).toBe(subject);
       let release: () => void = () => undefined;
       counter.hold = new Promise((resolve) => (release = resolve));
+      const answered = new Promise<void>((resolve) => (counter.held = resolve));
       // The read answers "valid" from before the revocation, but returns after it was heard.
+      // (SQLite reads on a connection of its own, unheld: it answers at once.)
       const read = keys.subjectOf(key);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (dialect === "postgres") await answered;
       await revokeApiKey(getDatabase(), key);
-      if (dialect === "postgres") await new Promise((resolve) => setTimeout(resolve, 100));
-      counter.hold = undefined;
+      if (dialect === "postgres") {
+        await revokeApiKey(getDatabase(), sentinel);
+        await until(async () => (await keys.subjectOf(sentinel)) === undefined, 20_000, 2);
+      }
       release();
       expect(await read).toBe(subject);
       expect(await keys.subjectOf(key)).toBeUndefined();
