@@ -21,6 +21,12 @@ export const SEARCH_INDEXES = [
   },
 ] as const;
 
+/**
+ * PostgreSQL: the most new entries, in kB, a trigram index keeps in its pending list before it
+ * merges them into the index (migration 0024; PostgreSQL's default is 4 MB).
+ */
+export const SEARCH_PENDING_LIST_KB = 512;
+
 /** FTS5's `hashsize` of those indexes (migration 0014): new index data kept in memory per transaction. */
 export const SEARCH_INDEX_HASH_BYTES = 16 * 1024 * 1024;
 

@@ -21,6 +21,7 @@ import { recordedBodyPacksMigration } from "./0020-recorded-body-packs.js";
 import { subjectKeysMigration } from "./0021-subject-keys.js";
 import { conversationCountsPerSubjectMigration } from "./0022-conversation-counts-per-subject.js";
 import { phraseTrigramsMigration } from "./0023-phrase-trigrams.js";
+import { searchPendingListMigration } from "./0024-search-pending-list.js";
 import type { Migration } from "./migration.js";
 
 /**
@@ -51,4 +52,5 @@ export const storeMigrations: readonly Migration[] = [
   subjectKeysMigration,
   conversationCountsPerSubjectMigration,
   phraseTrigramsMigration,
+  searchPendingListMigration,
 ];
