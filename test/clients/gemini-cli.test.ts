@@ -332,8 +332,6 @@ describe.skipIf(geminiBin === undefined)("Gemini CLI through the gateway", () =>
     expect(report.calls.map((call) => call.call_id)).toEqual(
       [callOne, callTwo, routerTwo, callThree].map((call) => call?.id),
     );
-    expect(report.calls.map((call) => call.cache)).toEqual(["first", "kept", "broken", "kept"]);
-    expect(report.calls[2]?.difference?.path).toBe("$.systemInstruction.parts[0].text");
     process.stdout.write(
       `[gemini-cli] requests: ${kinds.join(", ")}; main calls matched ${mainCalls
         .map((call) => call.matched_count)
@@ -343,5 +341,20 @@ describe.skipIf(geminiBin === undefined)("Gemini CLI through the gateway", () =>
         )
         .join(", ")}\n`,
     );
+    // The resumed call keeps the first call's prefix when the CLI sent the same system
+    // instruction, tools and settings again. The CLI builds them anew at each start, and once
+    // (a busy machine) it sent the resumed prompt a different one: the report must then say
+    // the prefix broke there, and no more.
+    const besidesContents = (request: GeminiRequestSeen | undefined) =>
+      JSON.stringify({ ...request?.body, contents: undefined });
+    const sameSetup = besidesContents(main[0]) === besidesContents(main[2]);
+    expect(report.calls.map((call) => call.cache)).toEqual([
+      "first",
+      "kept",
+      "broken",
+      sameSetup ? "kept" : "broken",
+    ]);
+    expect(report.calls[2]?.difference?.path).toBe("$.systemInstruction.parts[0].text");
+    if (!sameSetup) expect(report.calls[3]?.difference?.path).not.toMatch(/^\$\.contents/);
   }, 60_000);
 });
