@@ -26,7 +26,7 @@ const MESSAGES = 60_000;
 /**
  * Far above a slice's time on a loaded machine, far below one transaction of them all. Held by
  * the 99th percentile of the event loop's delays: the single worst one over the placing's tens
- * of seconds is what a busy machine's starved CPU or a collection gives (600 ms seen), and is
+ * of seconds is what a busy machine's starved CPU or a collection gives, and is
  * held to a quarter of the placing instead, which one transaction of them all would fill.
  */
 const LONGEST_BLOCK_MS = 400;

@@ -7,9 +7,9 @@ import type { Migration } from "./migration.js";
  * PostgreSQL: the trigram indexes keep at most `SEARCH_PENDING_LIST_KB` of new entries in their
  * pending list (`gin_pending_list_limit`) instead of the server's default 4 MB. A GIN index adds
  * a new row's trigrams to that list, one entry each, uncompressed, and merges the list into the
- * index once it is full (or at a vacuum); until then a store's index is mostly that list: a
- * recorded session of 100 calls held 2.6 MB of list beside an index of 0.8 MB. A smaller list is
- * merged more often, at much the same cost per row (docs/scale.md, "Lists and search").
+ * index once it is full (or at a vacuum); until then a small or young store's index is mostly
+ * that list. A smaller list is merged more often, at much the same cost per row (docs/scale.md,
+ * "Lists and search", has the figures).
  *
  * Setting it is a change of the index's options only (nothing is rebuilt; a lock that lets reads
  * and writes go on). A partitioned index takes no options itself: each partition's is set (the
