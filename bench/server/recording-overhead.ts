@@ -872,7 +872,7 @@ export function overheadReport(results: readonly OverheadResult[]): {
       `into another store of the same database, in blocks taking turns with the requests):\n`,
   );
   out.push(
-    "| database | request body | calls | client pause after each answer | upstream alone | bare proxy | verbatim | verbatim p90 | over the bare proxy | one durable commit (small row, back to back) | the call's commit | its bodies prepared (diff, compression; before the commit) | over the bare proxy and the call's commit | goal < 1 ms |",
+    "| database | request body | calls | client pause after each answer | upstream alone | bare proxy | verbatim | verbatim p90 | over the bare proxy | one durable commit (small row, back to back) | the call's commit | its bodies prepared (diff, compression; the server prepares the request's part while the upstream answers) | over the bare proxy and the call's commit | goal < 1 ms |",
   );
   out.push(
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",

@@ -140,6 +140,11 @@ const session = fc.record({
       pack: fc.constantFrom("no", "no", "full", "all"),
       /** Read the subject's calls through a read cache after this call. */
       read: fc.boolean(),
+      /**
+       * The request's part prepared before the call is kept, as the pass-through routes do while
+       * the upstream answers: no, just before, or before the subjects are packed.
+       */
+      early: fc.constantFrom("no", "before", "across-pack"),
     }),
     { minLength: 1, maxLength: 7 },
   ),
@@ -204,13 +209,28 @@ describeEachDialect(
             const other = uniqueName("bodies_other");
             const sent = new Map<string, { request: Buffer; response: Buffer }>();
             const bodies: Buffer[] = [first];
+            const pack = async (all: boolean) => {
+              for (const subjectUid of [subject, other]) {
+                await packSubject(getDatabase(), subjectUid, { codec: codecOf(compression), all });
+              }
+            };
             const keep = async (
               subjectUid: string,
               request: Buffer,
               response: Buffer,
               gzip: boolean,
+              early: "no" | "before" | "across-pack" = "no",
             ) => {
-              const kept = await own.keep(call(subjectUid, request, response, gzip));
+              const preparedRequest =
+                early === "no" ? undefined : own.prepareRequest(subjectUid, request);
+              if (early === "across-pack") {
+                await preparedRequest;
+                await pack(true);
+              }
+              const kept = await own.keep({
+                ...call(subjectUid, request, response, gzip),
+                ...(preparedRequest === undefined ? {} : { preparedRequest }),
+              });
               sent.set(kept.callId, {
                 request,
                 response: gzip ? gzipSync(response) : response,
@@ -227,15 +247,9 @@ describeEachDialect(
             for (const step of steps) {
               const body = applyEdits(bodies, step.edits);
               bodies.push(body);
-              await keep(step.other ? other : subject, body, step.response, step.gzip);
-              if (step.pack !== "no") {
-                for (const subjectUid of [subject, other]) {
-                  await packSubject(getDatabase(), subjectUid, {
-                    codec: codecOf(compression),
-                    all: step.pack === "all",
-                  });
-                }
-              }
+              const subjectUid = step.other ? other : subject;
+              await keep(subjectUid, body, step.response, step.gzip, step.early);
+              if (step.pack !== "no") await pack(step.pack === "all");
               if (step.read) await readAll();
             }
             await readAll();
@@ -339,6 +353,33 @@ describeEachDialect(
       const [row] = await recordedCallRows(getDatabase(), subject);
       expect(row?.request_base_call_id).toBeNull();
       expect(row?.request.equals(next)).toBe(true);
+    });
+
+    it("a base deleted after the request was prepared (while the upstream answered) is not referred to", async () => {
+      const subject = uniqueName("stale_early");
+      const base = Buffer.from(randomText(6, 20_000));
+      await (
+        await recorder.keep(call(subject, base, Buffer.from("1"), false))
+      ).placed;
+      const next = Buffer.concat([base, Buffer.from(" and one more turn")]);
+      const preparedRequest = recorder.prepareRequest(subject, next);
+      const prepared = await preparedRequest;
+      // Prepared as a diff of the first call: the part the answer's path no longer makes.
+      expect(prepared?.base).toBeDefined();
+      for (const table of [
+        "ai_gateway_recorded_calls",
+        "ai_gateway_body_chunks",
+        "ai_gateway_body_pieces",
+      ] as const) {
+        await getDatabase().db.deleteFrom(table).where("subject_uid", "=", subject).execute();
+      }
+      await (
+        await recorder.keep({ ...call(subject, next, Buffer.from("2"), false), preparedRequest })
+      ).placed;
+      const [row] = await recordedCallRows(getDatabase(), subject);
+      expect(row?.request_base_call_id).toBeNull();
+      expect(row?.request.equals(next)).toBe(true);
+      expect(row?.response.equals(Buffer.from("2"))).toBe(true);
     });
 
     it("issue 33: a request read again, or the next one of its session, takes the pieces it shares from the read cache", async () => {

@@ -13,7 +13,8 @@ export interface FixedAnswerUpstream {
   close(): Promise<void>;
 }
 
-const ANSWER = JSON.stringify({
+/** The answer's bytes. */
+export const FIXED_ANSWER = JSON.stringify({
   id: "msg_01FixedAnswer",
   type: "message",
   role: "assistant",
@@ -24,17 +25,25 @@ const ANSWER = JSON.stringify({
   usage: { input_tokens: 12, output_tokens: 3 },
 });
 
-export async function startFixedAnswerUpstream(): Promise<FixedAnswerUpstream> {
+/** `beforeAnswer`: awaited with the request's body before each answer (the body is kept only then). */
+export async function startFixedAnswerUpstream(
+  beforeAnswer?: (body: Buffer) => Promise<void>,
+): Promise<FixedAnswerUpstream> {
   let answered = 0;
   const server: Server = createServer((request, response) => {
-    request.on("data", () => undefined);
+    const pieces: Buffer[] = [];
+    request.on("data", (piece: Buffer) => {
+      if (beforeAnswer !== undefined) pieces.push(piece);
+    });
     request.on("end", () => {
-      answered++;
-      response.writeHead(200, {
-        "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(ANSWER)),
+      void (beforeAnswer?.(Buffer.concat(pieces)) ?? Promise.resolve()).then(() => {
+        answered++;
+        response.writeHead(200, {
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(FIXED_ANSWER)),
+        });
+        response.end(FIXED_ANSWER);
       });
-      response.end(ANSWER);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -8,7 +8,7 @@ import {
 import { inTransaction } from "../../store/transaction.js";
 import { newId } from "../ids.js";
 import { BodyReader } from "./bodies/body-reader.js";
-import { BodyStore, StaleBodies } from "./bodies/body-store.js";
+import { BodyStore, StaleBodies, type PreparedRequest } from "./bodies/body-store.js";
 import type { Compression } from "./bodies/compression.js";
 import {
   callOfRow,
@@ -58,6 +58,11 @@ export interface CallToRecord {
   readonly responseHeaders: Readonly<Record<string, string>>;
   readonly responseBody: Buffer;
   readonly durationMs: number;
+  /**
+   * The request's bodies part, prepared while the upstream answered (`prepareRequest`); not
+   * used when the bodies are redacted. Undefined (or a promise of undefined): prepared here.
+   */
+  readonly preparedRequest?: Promise<PreparedRequest | undefined>;
 }
 
 /** A kept call: its id, and the promise of its place in a chain. */
@@ -209,6 +214,16 @@ export class RecordedCalls {
   }
 
   /**
+   * Prepares the request's part of a call's bodies before its answer (body-store.ts,
+   * `prepareRequest`), for `keep`'s `preparedRequest`. Never rejects: a failure leaves the
+   * preparing to `keep`. Undefined when the bodies are redacted (prepared from what is kept).
+   */
+  prepareRequest(subjectUid: string, request: Buffer): Promise<PreparedRequest | undefined> {
+    if (this.sanitizer !== undefined) return Promise.resolve(undefined);
+    return this.bodies.prepareRequest(subjectUid, request).catch(() => undefined);
+  }
+
+  /**
    * Step 1: commits the call's bytes, then queues its placing (step 2) before returning, so a
    * call the client sends after this one's answer is placed after it.
    */
@@ -260,7 +275,12 @@ export class RecordedCalls {
       duration_ms: Math.round(call.durationMs),
       created_at: createdAt,
     };
-    await this.#keepRow(row, requestBody, responseBody);
+    await this.#keepRow(
+      row,
+      requestBody,
+      responseBody,
+      this.sanitizer === undefined ? call.preparedRequest : undefined,
+    );
     this.#pending.set(callId, {
       id: callId,
       subjectUid: call.subjectUid,
@@ -288,9 +308,14 @@ export class RecordedCalls {
     row: Omit<Parameters<typeof insertRecordedCall>[1], "request_manifest">,
     request: Buffer,
     response: Buffer,
+    preparedRequest: Promise<PreparedRequest | undefined> | undefined,
   ): Promise<void> {
     for (let fresh = false; ; fresh = true) {
-      const prepared = await this.bodies.prepare(row.subject_uid, request, response, fresh);
+      const early = fresh ? undefined : await preparedRequest;
+      const prepared =
+        early !== undefined && early.request === request && early.subjectUid === row.subject_uid
+          ? await this.bodies.prepareResponse(early, response)
+          : await this.bodies.prepare(row.subject_uid, request, response, fresh);
       try {
         const written = await inTransaction(this.database, async (db) => {
           const { columns, remembered } = await this.bodies.write(db, prepared, row.created_at);

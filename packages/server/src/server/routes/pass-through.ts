@@ -191,6 +191,7 @@ export async function passThrough(
   };
   let statusCode = 0;
   let responseHeaders: Record<string, string> = {};
+  let preparedRequest: ReturnType<RecordedCalls["prepareRequest"]> | undefined;
   const answer = await new Promise<RelayedAnswer>((resolve, reject) => {
     const timer = setTimeout(() => {
       upstreamRequest.destroy(
@@ -242,6 +243,9 @@ export async function passThrough(
     const sending = call.record ? recorder.busy() : undefined;
     try {
       upstreamRequest.end(call.body.bytes);
+      // The request's part of its recording, while the upstream answers.
+      if (call.record)
+        preparedRequest = recorder.prepareRequest(request.subjectUid, call.body.bytes);
     } finally {
       sending?.();
     }
@@ -268,6 +272,7 @@ export async function passThrough(
         responseBody:
           answer.chunks.length === 1 ? (answer.chunks[0] as Buffer) : Buffer.concat(answer.chunks),
         durationMs: performance.now() - started,
+        ...(preparedRequest === undefined ? {} : { preparedRequest }),
       });
       // A commit that is a round trip (PostgreSQL) leaves the event loop free: what does not
       // complete the answer goes to the client while it runs (the client reads the head and the

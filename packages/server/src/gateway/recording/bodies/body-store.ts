@@ -33,7 +33,9 @@ import { countStoredPieces } from "./stored-pieces.js";
  * Writes a recorded call's bodies as pieces (docs/server/recorded-calls.md, "How recorded bytes
  * are stored"). Two steps around the caller's write transaction:
  * - `prepare`, before it: the request's diff against a recent body of the subject, the chunk
- *   lookups, the new pieces compressed (no write, nothing held);
+ *   lookups, the new pieces compressed (no write, nothing held); in two parts,
+ *   `prepareRequest` (the pass-through routes run it while the upstream answers) and
+ *   `prepareResponse`;
  * - `write`, inside it: checks that what the bodies refer to is still stored (PostgreSQL locks
  *   it against a concurrent prune), numbers and inserts the new pieces and their chunks, and
  *   returns the row's columns. A piece packed meanwhile keeps its id (found in its pack,
@@ -68,6 +70,17 @@ export interface PreparedBodies {
   readonly knownPieces: readonly number[];
 }
 
+/** A request's part of `PreparedBodies`, made before its answer is known. */
+export interface PreparedRequest {
+  readonly subjectUid: string;
+  readonly request: Buffer;
+  /** Prepared with no base and no lookups (after a `StaleBodies`). */
+  readonly fresh: boolean;
+  readonly base: BaseMatch | undefined;
+  readonly encoded: EncodedBody;
+  readonly pieces: readonly StoredPiece[];
+}
+
 /** What a prepared body refers to was deleted meanwhile: prepare it again, fresh. */
 export class StaleBodies extends Error {
   constructor() {
@@ -94,6 +107,32 @@ export interface BodyStoreOptions {
 /** Yields to the event loop between the pieces of a long body. */
 const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** The stored chunks among `chunks` (by hex hash). */
+async function knownChunks(
+  db: Kysely<StoreSchema>,
+  subjectUid: string,
+  chunks: readonly { readonly hash: Buffer }[],
+): Promise<Map<string, KnownChunk>> {
+  const known = new Map<string, KnownChunk>();
+  if (chunks.length === 0) return known;
+  const hashes = chunks.map((chunk) => chunk.hash);
+  for (const row of await findChunks(db, subjectUid, hashes)) {
+    known.set(row.hash.toString("hex"), { piece: row.piece_id, offset: row.piece_offset });
+  }
+  return known;
+}
+
+/** New pieces compressed, the event loop given a turn between them. */
+async function compressPieces(pieces: readonly FreshPiece[], codec: Codec): Promise<StoredPiece[]> {
+  const stored: StoredPiece[] = [];
+  for (const piece of pieces) {
+    if (stored.length > 0) await breathe();
+    const packed = compressPiece(piece.bytes, codec);
+    stored.push({ ...packed, size: piece.bytes.length, chunks: piece.chunks });
+  }
+  return stored;
+}
+
 export class BodyStore {
   readonly recent: RecentBodies;
   readonly #codec: Codec;
@@ -113,8 +152,9 @@ export class BodyStore {
   }
 
   /**
-   * `db`: where the chunk index is read (the store by default; a caller inside a transaction
-   * passes it, SQLite having one connection).
+   * Both bodies' preparation (prepareRequest, then prepareResponse). `db`: where the chunk
+   * index is read (the store by default; a caller inside a transaction passes it, SQLite
+   * having one connection).
    */
   async prepare(
     subjectUid: string,
@@ -123,27 +163,53 @@ export class BodyStore {
     fresh = false,
     db: Kysely<StoreSchema> = this.database.db,
   ): Promise<PreparedBodies> {
+    return this.prepareResponse(
+      await this.prepareRequest(subjectUid, request, fresh, db),
+      response,
+      db,
+    );
+  }
+
+  /**
+   * The request's part, which needs nothing of the answer: the pass-through routes run it
+   * while the upstream answers, so only the answer's part is left on the answer's path.
+   */
+  async prepareRequest(
+    subjectUid: string,
+    request: Buffer,
+    fresh = false,
+    db: Kysely<StoreSchema> = this.database.db,
+  ): Promise<PreparedRequest> {
     const base = fresh ? undefined : bestBase(request, this.recent.of(subjectUid));
-    const requestChunks = newChunks(request, base);
-    const responseChunks = newChunks(response, undefined);
-    const known = new Map<string, KnownChunk>();
-    const hashes = [...requestChunks, ...responseChunks].map((chunk) => chunk.hash);
-    if (!fresh && hashes.length > 0) {
-      for (const row of await findChunks(db, subjectUid, hashes)) {
-        known.set(row.hash.toString("hex"), { piece: row.piece_id, offset: row.piece_offset });
-      }
-    }
-    const requestPieces = new FreshPieces(known);
-    const requestEncoded = requestPieces.encode(request, base, requestChunks);
-    const requestFresh = requestPieces.finish();
-    const responsePieces = new FreshPieces(known, requestFresh.length);
-    const responseEncoded = responsePieces.encode(response, undefined, responseChunks);
-    const stored: StoredPiece[] = [];
-    for (const piece of [...requestFresh, ...responsePieces.finish()]) {
-      if (stored.length > 0) await breathe();
-      const packed = compressPiece(piece.bytes, this.#codec);
-      stored.push({ ...packed, size: piece.bytes.length, chunks: piece.chunks });
-    }
+    const chunks = newChunks(request, base);
+    const known = fresh ? new Map<string, KnownChunk>() : await knownChunks(db, subjectUid, chunks);
+    const pieces = new FreshPieces(known);
+    const encoded = pieces.encode(request, base, chunks);
+    return {
+      subjectUid,
+      request,
+      fresh,
+      base,
+      encoded,
+      pieces: await compressPieces(pieces.finish(), this.#codec),
+    };
+  }
+
+  /** The answer's part, after `prepareRequest`: what `write` takes. */
+  async prepareResponse(
+    prepared: PreparedRequest,
+    response: Buffer,
+    db: Kysely<StoreSchema> = this.database.db,
+  ): Promise<PreparedBodies> {
+    const { subjectUid, request, base } = prepared;
+    const chunks = newChunks(response, undefined);
+    const known = prepared.fresh
+      ? new Map<string, KnownChunk>()
+      : await knownChunks(db, subjectUid, chunks);
+    const pieces = new FreshPieces(known, prepared.pieces.length);
+    const responseEncoded = pieces.encode(response, undefined, chunks);
+    const stored = [...prepared.pieces, ...(await compressPieces(pieces.finish(), this.#codec))];
+    const requestEncoded = prepared.encoded;
     const referred = [
       ...(requestEncoded.diff?.middle ?? requestEncoded.ranges),
       ...responseEncoded.ranges,
