@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from "kysely";
 import type { BodyChunkTable, BodyPackTable, BodyPieceTable } from "../recorded-call-schema.js";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
+import { queryTemplate } from "../query-template.js";
 import { ACROSS_SUBJECTS } from "../subject-keys.js";
 
 /**
@@ -29,35 +30,80 @@ export async function newPieceIds(
 ): Promise<number[]> {
   if (count === 0) return [];
   if (capabilities.dialect === "sqlite") {
-    // A packed piece keeps its id in its pack (whose id is the largest it holds). SQLite's
-    // piece ids are rowids, unique over every subject's pieces: the largest is the whole table's.
-    const { rows } = await sql<{ id: number | null }>`
-      select max(coalesce((select max(id) from ai_gateway_body_pieces), 0),
-                 coalesce((select max(id) from ai_gateway_body_packs), 0)) as id
-      ${sql.raw(ACROSS_SUBJECTS)}`.execute(db);
+    const { rows } = await lastPieceIdQuery.run(db);
     const last = Number(rows[0]?.id ?? 0);
     return Array.from({ length: count }, (_, index) => last + 1 + index);
   }
-  const { rows } = await sql<{
-    id: string;
-  }>`select nextval('ai_gateway_body_piece_ids') as id from generate_series(1, ${count})`.execute(
-    db,
-  );
+  const { rows } = await nextPieceIdsQuery.run(db, count);
   return rows.map((row) => Number(row.id));
 }
+
+// A packed piece keeps its id in its pack (whose id is the largest it holds). SQLite's piece
+// ids are rowids, unique over every subject's pieces: the largest is the whole table's.
+const lastPieceIdQuery = queryTemplate<[], { id: number | null }>(
+  () => sql<{ id: number | null }>`
+    select max(coalesce((select max(id) from ai_gateway_body_pieces), 0),
+               coalesce((select max(id) from ai_gateway_body_packs), 0)) as id
+    ${sql.raw(ACROSS_SUBJECTS)}`,
+);
+
+const nextPieceIdsQuery = queryTemplate<[number], { id: string }>(
+  (_db, slot) =>
+    sql<{
+      id: string;
+    }>`select nextval('ai_gateway_body_piece_ids') as id from generate_series(1, ${slot(0)}::integer)`,
+);
+
+const insertPieceQuery = queryTemplate<[number, string, number, number, Buffer, string], never>(
+  (db, slot) =>
+    db.insertInto("ai_gateway_body_pieces").values({
+      id: slot(0),
+      subject_uid: slot(1),
+      codec: slot(2),
+      size: slot(3),
+      bytes: slot(4),
+      created_at: slot(5),
+    }),
+);
 
 export async function insertPieces(
   db: Kysely<StoreSchema>,
   rows: readonly PieceRow[],
 ): Promise<void> {
   // One piece per statement: a long body's pieces are each a large value.
-  for (const row of rows) await db.insertInto("ai_gateway_body_pieces").values(row).execute();
+  for (const row of rows) {
+    await insertPieceQuery.run(
+      db,
+      row.id,
+      row.subject_uid,
+      row.codec,
+      row.size,
+      row.bytes,
+      row.created_at,
+    );
+  }
 }
+
+/** Chunk rows written one statement each up to this many (a call's usual few), else in bulk. */
+const CHUNKS_ONE_BY_ONE = 4;
+
+const insertChunkQuery = queryTemplate<[string, Buffer, number, number], never>((db, slot) =>
+  db
+    .insertInto("ai_gateway_body_chunks")
+    .values({ subject_uid: slot(0), hash: slot(1), piece_id: slot(2), piece_offset: slot(3) })
+    .onConflict((conflict) => conflict.columns(["subject_uid", "hash"]).doNothing()),
+);
 
 export async function insertChunks(
   db: Kysely<StoreSchema>,
   rows: readonly ChunkRow[],
 ): Promise<void> {
+  if (rows.length <= CHUNKS_ONE_BY_ONE) {
+    for (const row of rows) {
+      await insertChunkQuery.run(db, row.subject_uid, row.hash, row.piece_id, row.piece_offset);
+    }
+    return;
+  }
   const perStatement = Math.floor(IDS_PER_STATEMENT / 4);
   for (let start = 0; start < rows.length; start += perStatement) {
     await db
@@ -68,6 +114,23 @@ export async function insertChunks(
   }
 }
 
+/** Lookups of this many hashes or fewer run as templates, one per count. */
+const FIND_CHUNKS_TEMPLATES = 8;
+
+const findChunksQueries = Array.from({ length: FIND_CHUNKS_TEMPLATES }, (_, index) =>
+  queryTemplate<[string, ...Buffer[]], ChunkRow>((db, slot) =>
+    db
+      .selectFrom("ai_gateway_body_chunks")
+      .selectAll()
+      .where("subject_uid", "=", slot(0))
+      .where(
+        "hash",
+        "in",
+        Array.from({ length: index + 1 }, (_, hash) => slot(hash + 1)),
+      ),
+  ),
+);
+
 /** The subject's chunks among `hashes`. */
 export async function findChunks(
   db: Kysely<StoreSchema>,
@@ -75,6 +138,12 @@ export async function findChunks(
   hashes: readonly Buffer[],
 ): Promise<ChunkRow[]> {
   const out: ChunkRow[] = [];
+  const template = findChunksQueries[hashes.length - 1];
+  if (template !== undefined) {
+    const { rows } = await template.run(db, subjectUid, ...hashes);
+    for (const row of rows) out.push({ ...row, piece_id: Number(row.piece_id) });
+    return out;
+  }
   for (let start = 0; start < hashes.length; start += IDS_PER_STATEMENT) {
     const rows = await db
       .selectFrom("ai_gateway_body_chunks")
@@ -126,6 +195,20 @@ export async function piecesPresent(
   return found;
 }
 
+/** A call's id by its key; on PostgreSQL its row locked against deletion. */
+function lockCallQuery(forKeyShare: boolean) {
+  return queryTemplate<[string, string], { id: string }>((db, slot) => {
+    const query = db
+      .selectFrom("ai_gateway_recorded_calls")
+      .select("id")
+      .where("subject_uid", "=", slot(0))
+      .where("id", "=", slot(1));
+    return forKeyShare ? query.forKeyShare() : query;
+  });
+}
+
+const lockCallQueries = { sqlite: lockCallQuery(false), postgres: lockCallQuery(true) };
+
 /** Whether a call of the subject exists, locked against deletion until the transaction ends (PostgreSQL). */
 export async function lockCall(
   db: Kysely<StoreSchema>,
@@ -133,13 +216,8 @@ export async function lockCall(
   subjectUid: string,
   id: string,
 ): Promise<boolean> {
-  let query = db
-    .selectFrom("ai_gateway_recorded_calls")
-    .select("id")
-    .where("subject_uid", "=", subjectUid)
-    .where("id", "=", id);
-  if (capabilities.dialect === "postgres") query = query.forKeyShare();
-  return (await query.executeTakeFirst()) !== undefined;
+  const { rows } = await lockCallQueries[capabilities.dialect].run(db, subjectUid, id);
+  return rows.length > 0;
 }
 
 export interface ManifestLink {
