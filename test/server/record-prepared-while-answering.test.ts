@@ -33,7 +33,7 @@ describeEachDialect(
   "a recorded call's request prepared while the upstream answers",
   (getDatabase) => {
     const prepared: Prepared[] = [];
-    let answeredAfterPrepared: boolean[] = [];
+    const answeredAfterPrepared: boolean[] = [];
     let upstream: FixedAnswerUpstream;
     let server: TestServer;
     let baseUrl: string;
@@ -61,7 +61,7 @@ describeEachDialect(
     afterEach(() => {
       vi.restoreAllMocks();
       prepared.length = 0;
-      answeredAfterPrepared = [];
+      answeredAfterPrepared.length = 0;
     });
     afterAll(async () => {
       await server.app.close();
@@ -111,9 +111,7 @@ describeEachDialect(
       // Each request's part was ready before its upstream answered, and was what the keep used.
       expect(answeredAfterPrepared).toEqual([true, true, true]);
       expect(
-        prepared.map((entry) =>
-          entry.request.equals(sent[prepared.indexOf(entry)] ?? Buffer.alloc(0)),
-        ),
+        prepared.map((entry, index) => entry.request.equals(sent[index] ?? Buffer.alloc(0))),
       ).toEqual([true, true, true]);
       const made = await Promise.all(prepared.map((entry) => entry.result));
       expect(responseParts.mock.calls.map((call) => call[0])).toEqual(made);
@@ -122,9 +120,11 @@ describeEachDialect(
       expect(made.map((part) => part.base !== undefined)).toEqual([false, true, true]);
 
       const rows = await recordedCallRows(getDatabase(), subject);
-      expect(
-        rows.map((row) => row.request.equals(sent[rows.indexOf(row)] ?? Buffer.alloc(0))),
-      ).toEqual([true, true, true]);
+      expect(rows.map((row, index) => row.request.equals(sent[index] ?? Buffer.alloc(0)))).toEqual([
+        true,
+        true,
+        true,
+      ]);
       expect(rows.every((row) => row.response.equals(ANSWER))).toBe(true);
     });
   },

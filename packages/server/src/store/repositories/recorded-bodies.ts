@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type OnConflictBuilder, type Selectable } from "kysely";
 import type { BodyChunkTable, BodyPackTable, BodyPieceTable } from "../recorded-call-schema.js";
 import type { DialectCapabilities } from "../capabilities.js";
 import type { StoreSchema } from "../schema.js";
@@ -87,11 +87,15 @@ export async function insertPieces(
 /** Chunk rows written one statement each up to this many (a call's usual few), else in bulk. */
 const CHUNKS_ONE_BY_ONE = 4;
 
+/** A chunk the subject stored already keeps its first piece. */
+const keepStoredChunk = (conflict: OnConflictBuilder<StoreSchema, "ai_gateway_body_chunks">) =>
+  conflict.columns(["subject_uid", "hash"]).doNothing();
+
 const insertChunkQuery = queryTemplate<[string, Buffer, number, number], never>((db, slot) =>
   db
     .insertInto("ai_gateway_body_chunks")
     .values({ subject_uid: slot(0), hash: slot(1), piece_id: slot(2), piece_offset: slot(3) })
-    .onConflict((conflict) => conflict.columns(["subject_uid", "hash"]).doNothing()),
+    .onConflict(keepStoredChunk),
 );
 
 export async function insertChunks(
@@ -109,7 +113,7 @@ export async function insertChunks(
     await db
       .insertInto("ai_gateway_body_chunks")
       .values(rows.slice(start, start + perStatement))
-      .onConflict((conflict) => conflict.columns(["subject_uid", "hash"]).doNothing())
+      .onConflict(keepStoredChunk)
       .execute();
   }
 }
@@ -138,19 +142,18 @@ export async function findChunks(
   hashes: readonly Buffer[],
 ): Promise<ChunkRow[]> {
   const out: ChunkRow[] = [];
-  const template = findChunksQueries[hashes.length - 1];
-  if (template !== undefined) {
-    const { rows } = await template.run(db, subjectUid, ...hashes);
-    for (const row of rows) out.push({ ...row, piece_id: Number(row.piece_id) });
-    return out;
-  }
   for (let start = 0; start < hashes.length; start += IDS_PER_STATEMENT) {
-    const rows = await db
-      .selectFrom("ai_gateway_body_chunks")
-      .selectAll()
-      .where("subject_uid", "=", subjectUid)
-      .where("hash", "in", hashes.slice(start, start + IDS_PER_STATEMENT))
-      .execute();
+    const slice = hashes.slice(start, start + IDS_PER_STATEMENT);
+    const template = findChunksQueries[slice.length - 1];
+    const rows =
+      template !== undefined
+        ? (await template.run(db, subjectUid, ...slice)).rows
+        : await db
+            .selectFrom("ai_gateway_body_chunks")
+            .selectAll()
+            .where("subject_uid", "=", subjectUid)
+            .where("hash", "in", slice)
+            .execute();
     for (const row of rows) out.push({ ...row, piece_id: Number(row.piece_id) });
   }
   return out;
